@@ -1,0 +1,96 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+)
+
+// migrations are applied in order, each once; the index+1 is the schema
+// version recorded in schema_version. Append, never edit.
+var migrations = []string{
+	`CREATE TABLE images (
+		id VARCHAR(36) PRIMARY KEY,
+		name VARCHAR(255),
+		disk_format VARCHAR(32),
+		container_format VARCHAR(32),
+		visibility VARCHAR(16) NOT NULL,
+		size BIGINT,
+		virtual_size BIGINT,
+		status VARCHAR(32) NOT NULL,
+		checksum VARCHAR(32),
+		os_hash_algo VARCHAR(64),
+		os_hash_value VARCHAR(128),
+		protected BOOLEAN NOT NULL,
+		min_ram BIGINT NOT NULL,
+		min_disk BIGINT NOT NULL,
+		owner VARCHAR(255),
+		os_hidden BOOLEAN NOT NULL,
+		created_at BIGINT NOT NULL,
+		updated_at BIGINT NOT NULL
+	);
+	CREATE INDEX images_created ON images (created_at, id);
+	CREATE INDEX images_owner ON images (owner);
+	CREATE TABLE image_properties (
+		image_id VARCHAR(36) NOT NULL REFERENCES images(id) ON DELETE CASCADE,
+		position INTEGER NOT NULL,
+		name VARCHAR(255) NOT NULL,
+		value TEXT NOT NULL,
+		PRIMARY KEY (image_id, name)
+	);
+	CREATE TABLE image_tags (
+		image_id VARCHAR(36) NOT NULL REFERENCES images(id) ON DELETE CASCADE,
+		position INTEGER NOT NULL,
+		tag VARCHAR(255) NOT NULL,
+		PRIMARY KEY (image_id, tag)
+	);
+	CREATE TABLE image_members (
+		image_id VARCHAR(36) NOT NULL REFERENCES images(id) ON DELETE CASCADE,
+		member_id VARCHAR(255) NOT NULL,
+		status VARCHAR(16) NOT NULL,
+		created_at BIGINT NOT NULL,
+		updated_at BIGINT NOT NULL,
+		PRIMARY KEY (image_id, member_id)
+	);
+	CREATE INDEX image_members_member ON image_members (member_id)`,
+}
+
+func (c *Catalog) migrate(ctx context.Context) error {
+	if _, err := c.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("catalog: migrate: %w", err)
+	}
+	var version int
+	row := c.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`)
+	if err := row.Scan(&version); err != nil {
+		return fmt.Errorf("catalog: migrate: %w", err)
+	}
+	if version > len(migrations) {
+		return fmt.Errorf("catalog: schema version %d is newer than this binary (%d)", version, len(migrations))
+	}
+	for i := version; i < len(migrations); i++ {
+		err := c.inTx(ctx, func(tx *sql.Tx) error {
+			for _, stmt := range splitStatements(migrations[i]) {
+				if _, err := tx.ExecContext(ctx, stmt); err != nil {
+					return err
+				}
+			}
+			_, err := tx.ExecContext(ctx, c.q(`INSERT INTO schema_version (version) VALUES (?)`), i+1)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("catalog: migration %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+func splitStatements(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ";") {
+		if p := strings.TrimSpace(part); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
