@@ -1,0 +1,133 @@
+// Package checksum computes the digests Glance records for an image (MD5 as
+// `checksum`, SHA-512 as `os_hash_value`) while the bytes stream to storage.
+// Each digest runs on its own goroutine, and the write to storage on a third,
+// so one upload is bound by the slowest of them rather than their sum:
+// Glance hashes both back to back on one core (≈1.35 s/GiB each).
+package checksum
+
+import (
+	"crypto/md5"
+	"crypto/sha512"
+	"encoding/hex"
+	"errors"
+	"hash"
+	"io"
+	"sync"
+	"sync/atomic"
+)
+
+// Algo is the os_hash_algo Hangar records.
+const Algo = "sha512"
+
+// Sums are the results of one Copy.
+type Sums struct {
+	Size   int64
+	MD5    string // Glance's `checksum`
+	SHA512 string // Glance's `os_hash_value`
+}
+
+const (
+	chunkSize = 1 << 20
+	inFlight  = 4
+)
+
+type chunk struct {
+	buf  []byte
+	n    int
+	refs atomic.Int32
+}
+
+var pool = sync.Pool{New: func() any { return &chunk{buf: make([]byte, chunkSize)} }}
+
+// consumer handles chunks in order on its own goroutine.
+type consumer struct {
+	in   chan *chunk
+	err  error
+	done chan struct{}
+}
+
+func start(free chan<- *chunk, fn func([]byte) error) *consumer {
+	c := &consumer{in: make(chan *chunk, inFlight), done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		for ch := range c.in {
+			if c.err == nil {
+				c.err = fn(ch.buf[:ch.n])
+			}
+			if ch.refs.Add(-1) == 0 {
+				free <- ch
+			}
+		}
+	}()
+	return c
+}
+
+// Copy copies src to dst until EOF, computing both digests in parallel with
+// the write. It returns the sums of the bytes written; on error dst may hold
+// a prefix of src.
+func Copy(dst io.Writer, src io.Reader) (Sums, error) {
+	free := make(chan *chunk, inFlight)
+	for i := 0; i < inFlight; i++ {
+		free <- pool.Get().(*chunk)
+	}
+	var failed atomic.Bool
+	md, sh := md5.New(), sha512.New()
+	consumers := []*consumer{
+		start(free, hashFn(md)),
+		start(free, hashFn(sh)),
+		start(free, func(p []byte) error {
+			_, err := dst.Write(p)
+			if err != nil {
+				failed.Store(true)
+			}
+			return err
+		}),
+	}
+	size, rerr := feed(src, free, consumers, &failed)
+	for _, c := range consumers {
+		close(c.in)
+	}
+	for _, c := range consumers {
+		<-c.done
+	}
+	for i := 0; i < inFlight; i++ {
+		pool.Put(<-free)
+	}
+	if werr := consumers[2].err; werr != nil {
+		return Sums{}, werr
+	}
+	if rerr != nil {
+		return Sums{}, rerr
+	}
+	return Sums{Size: size, MD5: hex.EncodeToString(md.Sum(nil)), SHA512: hex.EncodeToString(sh.Sum(nil))}, nil
+}
+
+func hashFn(h hash.Hash) func([]byte) error {
+	return func(p []byte) error { h.Write(p); return nil }
+}
+
+// feed reads src in chunks and hands each to every consumer.
+func feed(src io.Reader, free chan *chunk, consumers []*consumer, failed *atomic.Bool) (int64, error) {
+	var size int64
+	for !failed.Load() {
+		ch := <-free
+		n, err := io.ReadFull(src, ch.buf)
+		if n > 0 {
+			ch.n = n
+			size += int64(n)
+			ch.refs.Store(int32(len(consumers)))
+			for _, c := range consumers {
+				c.in <- ch
+			}
+		} else {
+			free <- ch
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return size, nil
+		}
+		if err != nil {
+			return size, err
+		}
+	}
+	return size, nil
+}
