@@ -1,0 +1,167 @@
+package glance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"hangar/internal/auth"
+	"hangar/internal/catalog"
+	"hangar/internal/checksum"
+	"hangar/internal/storage"
+)
+
+func requireOctetStream(r *http.Request) error {
+	ct, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
+	if ct = strings.TrimSpace(ct); ct != "application/octet-stream" {
+		return errorf(http.StatusUnsupportedMediaType, "The request media type %s is not supported by this server.", ct)
+	}
+	return nil
+}
+
+// transition moves a queued image to a data-receiving status, or answers
+// 409 as Glance does when another upload got there first.
+func (a *API) transition(ctx context.Context, imageID, to string, from ...string) (*catalog.Image, error) {
+	return a.update(ctx, imageID, func(im *catalog.Image) error {
+		for _, f := range from {
+			if im.Status == f {
+				im.Status = to
+				return nil
+			}
+		}
+		return errorf(http.StatusConflict, "Image status transition from %s to %s is not allowed", im.Status, to)
+	})
+}
+
+// revert puts an image whose data transfer failed back to queued; it only
+// touches an image still in the status the transfer set.
+func (a *API) revert(imageID, from string) {
+	// The request context may be gone (client hung up): use a fresh one.
+	_, err := a.cat.UpdateImage(context.Background(), imageID, func(im *catalog.Image) error {
+		if im.Status != from {
+			return catalog.ErrConflict
+		}
+		im.Status = catalog.StatusQueued
+		im.Size = nil
+		return nil
+	})
+	if err != nil && !errors.Is(err, catalog.ErrConflict) && !errors.Is(err, catalog.ErrNotFound) {
+		a.log.Error("could not return image to queued", "image", imageID, "err", err)
+	}
+}
+
+func (a *API) upload(w http.ResponseWriter, r *http.Request, id auth.Identity) error {
+	if err := requireOctetStream(r); err != nil {
+		return err
+	}
+	imageID := r.PathValue("id")
+	if _, err := a.loadOwnImage(r.Context(), id, imageID); err != nil {
+		return err
+	}
+	if err := checkDeclaredSize(r, a.cfg.MaxImageSize); err != nil {
+		return err
+	}
+	if _, err := a.transition(r.Context(), imageID, catalog.StatusSaving, catalog.StatusQueued); err != nil {
+		return err
+	}
+	body := http.MaxBytesReader(w, r.Body, a.cfg.MaxImageSize)
+	sums, err := a.storeObject(r.Context(), imageID, body)
+	if err != nil {
+		a.revert(imageID, catalog.StatusSaving)
+		return uploadError(err)
+	}
+	if err := a.activate(r.Context(), imageID, sums, catalog.StatusSaving); err != nil {
+		return err
+	}
+	return noContent(w)
+}
+
+// checkDeclaredSize refuses before reading a body that announces more
+// bytes than the cap, or a negative or unparsable size.
+func checkDeclaredSize(r *http.Request, max int64) error {
+	if r.ContentLength > max {
+		return errorf(http.StatusRequestEntityTooLarge, "Image exceeds the size limit of %d bytes.", max)
+	}
+	for _, h := range []string{"X-Openstack-Image-Size"} {
+		v := r.Header.Get(h)
+		if v == "" {
+			continue
+		}
+		var n int64
+		if _, err := fmt.Sscan(v, &n); err != nil || n < 0 || fmt.Sprint(n) != v {
+			return errorf(http.StatusBadRequest, "Invalid %s header: %s", h, v)
+		}
+		if n > max {
+			return errorf(http.StatusRequestEntityTooLarge, "Image exceeds the size limit of %d bytes.", max)
+		}
+	}
+	return nil
+}
+
+// uploadError explains a failed body read; the client is often gone.
+func uploadError(err error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) || errors.Is(err, context.Canceled) {
+		return err
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "request body") {
+		return errorf(http.StatusBadRequest, "The image data ended before all of it arrived: %v", err)
+	}
+	return err
+}
+
+// storeObject streams src into the image's object, hashing on the way. Any
+// leftover object under the name is from an interrupted earlier attempt
+// (the caller holds the image in a receiving status), so it is replaced.
+func (a *API) storeObject(ctx context.Context, name string, src io.Reader) (checksum.Sums, error) {
+	if err := a.deleteObject(ctx, name); err != nil {
+		return checksum.Sums{}, err
+	}
+	wr, err := a.store.Create(ctx, name)
+	if err != nil {
+		return checksum.Sums{}, err
+	}
+	sums, err := checksum.Copy(wr, src)
+	if err != nil {
+		wr.Abort()
+		return checksum.Sums{}, err
+	}
+	return sums, wr.Close()
+}
+
+func (a *API) deleteObject(ctx context.Context, name string) error {
+	err := a.store.Delete(ctx, name)
+	if err == nil || errors.Is(err, storage.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// activate records the finished data. If the image was deleted meanwhile,
+// the bytes are removed and the client told, as Glance does (410).
+func (a *API) activate(ctx context.Context, imageID string, sums checksum.Sums, from string) error {
+	ctx = context.WithoutCancel(ctx) // the bytes are stored: finish the record
+	current, err := a.cat.GetImage(ctx, imageID)
+	var vsize *int64
+	if err == nil {
+		vsize = a.virtualSizeOf(ctx, current, sums.Size)
+	}
+	_, err = a.cat.UpdateImage(ctx, imageID, func(im *catalog.Image) error {
+		if im.Status != from {
+			return catalog.ErrConflict
+		}
+		algo := checksum.Algo
+		im.Status = catalog.StatusActive
+		im.Size, im.VirtualSize = &sums.Size, vsize
+		im.Checksum, im.OSHashAlgo, im.OSHashValue = &sums.MD5, &algo, &sums.SHA512
+		return nil
+	})
+	if errors.Is(err, catalog.ErrNotFound) || errors.Is(err, catalog.ErrConflict) {
+		a.removeData(ctx, imageID)
+		return errorf(http.StatusGone, "Image %s could not be found after upload. The image may have been deleted during the upload.", imageID)
+	}
+	return err
+}
