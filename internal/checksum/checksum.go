@@ -9,7 +9,6 @@ import (
 	"crypto/md5"
 	"crypto/sha512"
 	"encoding/hex"
-	"errors"
 	"hash"
 	"io"
 	"sync"
@@ -111,7 +110,7 @@ func feed(src io.Reader, free chan *chunk, consumers []*consumer, failed *atomic
 	var size int64
 	for !failed.Load() {
 		ch := <-free
-		n, err := io.ReadFull(src, ch.buf)
+		n, err := fill(src, ch.buf)
 		if n > 0 {
 			ch.n = n
 			size += int64(n)
@@ -122,7 +121,7 @@ func feed(src io.Reader, free chan *chunk, consumers []*consumer, failed *atomic
 		} else {
 			free <- ch
 		}
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		if err == io.EOF {
 			return size, nil
 		}
 		if err != nil {
@@ -130,4 +129,19 @@ func feed(src io.Reader, free chan *chunk, consumers []*consumer, failed *atomic
 		}
 	}
 	return size, nil
+}
+
+// fill reads until buf is full or src ends. Unlike io.ReadFull it keeps
+// src's own errors apart from its end: a body cut short reports
+// io.ErrUnexpectedEOF, which must fail the copy, not end it cleanly.
+func fill(src io.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := src.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }

@@ -40,6 +40,15 @@ func TestCopyReadError(t *testing.T) {
 	}
 }
 
+// A source that ends early (a body shorter than its Content-Length) must
+// fail the copy: ending cleanly would store a truncated image.
+func TestCopyTruncatedSourceFails(t *testing.T) {
+	src := io.MultiReader(bytes.NewReader(make([]byte, chunkSize+10)), iotest.ErrReader(io.ErrUnexpectedEOF))
+	if _, err := Copy(io.Discard, src); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("err = %v, want io.ErrUnexpectedEOF", err)
+	}
+}
+
 type failWriter struct{ n int }
 
 func (w *failWriter) Write(p []byte) (int, error) {
