@@ -125,4 +125,3 @@ func TestDeleteDuringUpload(t *testing.T) {
 		t.Fatalf("bytes of a deleted image left: %v", objs)
 	}
 }
-

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The project's test command (README "Run the tests"; CI runs it too).
+# It installs what the tests need when it can (Debian packages as root, a
+# Python venv with the real OpenStack clients), then runs every Go test,
+# the end-to-end tests against a real `hangar serve`, and brief fuzzing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '== %s\n' "$*"; }
+
+# Debian packages: strace proves the sendfile path, curl drives uploads.
+missing=()
+for tool in strace curl cmp md5sum sha512sum; do
+	command -v "$tool" >/dev/null || missing+=("$tool")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+		say "installing Debian packages for: ${missing[*]}"
+		apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace curl diffutils coreutils >/dev/null
+	else
+		say "missing ${missing[*]}: tests that need them will skip (and fail under CI=true)"
+	fi
+fi
+
+# Python venv with python-glanceclient and the openstack CLI, rebuilt when
+# the requirements change.
+venv=${HANGAR_TEST_VENV:-.cache/venv}
+stamp="$venv/.requirements.sha256"
+want=$(sha256sum scripts/requirements-test.txt | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+	say "making the client venv in $venv"
+	rm -rf "$venv"
+	if ! python3 -m venv "$venv" 2>/dev/null; then
+		[ "$(id -u)" = 0 ] && apt-get install -y -qq python3-venv >/dev/null && python3 -m venv "$venv"
+	fi
+	"$venv/bin/pip" install -q --disable-pip-version-check -r scripts/requirements-test.txt
+	echo "$want" >"$stamp"
+fi
+export HANGAR_TEST_VENV
+HANGAR_TEST_VENV=$(cd "$venv" && pwd)
+
+say "go vet"
+go vet ./...
+say "go test"
+go test -count=1 -timeout 15m ./...
+say "fuzzing (${FUZZTIME:=15s} per target)"
+go test -run '^$' -fuzz '^FuzzParse$' -fuzztime "$FUZZTIME" ./internal/httprange
+go test -run '^$' -fuzz '^FuzzDecodePatch$' -fuzztime "$FUZZTIME" ./internal/api/glance
+say "all tests passed"
