@@ -14,11 +14,7 @@ import (
 var importMethods = []string{"glance-direct", "web-download", "copy-image"}
 
 func (a *API) createImage(w http.ResponseWriter, r *http.Request, id auth.Identity) error {
-	body, err := readJSONBody(r)
-	if err != nil {
-		return err
-	}
-	kvs, err := decodeObject(body)
+	kvs, err := readObject(r)
 	if err != nil {
 		return err
 	}

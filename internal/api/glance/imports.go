@@ -23,25 +23,10 @@ import (
 func stagingName(imageID string) string { return "staging-" + imageID }
 
 func (a *API) stage(w http.ResponseWriter, r *http.Request, id auth.Identity) error {
-	if err := requireOctetStream(r); err != nil {
-		return err
-	}
 	imageID := r.PathValue("id")
-	if _, err := a.loadOwnImage(r.Context(), id, imageID); err != nil {
-		return err
-	}
-	if err := checkDeclaredSize(r, a.cfg.MaxImageSize); err != nil {
-		return err
-	}
-	if _, err := a.transition(r.Context(), imageID, catalog.StatusUploading, catalog.StatusQueued); err != nil {
-		return err
-	}
-	body := http.MaxBytesReader(w, r.Body, a.cfg.MaxImageSize)
-	sums, err := a.storeObject(r.Context(), stagingName(imageID), body)
+	sums, err := a.receive(w, r, id, catalog.StatusUploading, stagingName(imageID))
 	if err != nil {
-		a.deleteObject(context.Background(), stagingName(imageID))
-		a.revert(imageID, catalog.StatusUploading)
-		return uploadError(err)
+		return err
 	}
 	// Glance shows the staged size while the image is uploading.
 	_, err = a.update(context.WithoutCancel(r.Context()), imageID, func(im *catalog.Image) error {

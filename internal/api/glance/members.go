@@ -50,19 +50,9 @@ func (a *API) addMember(w http.ResponseWriter, r *http.Request, id auth.Identity
 	if !owns(id, im) {
 		return errorf(http.StatusForbidden, "You are not permitted to add members to image %s.", im.ID)
 	}
-	body, err := readJSONBody(r)
+	member, err := readStringField(r, "member")
 	if err != nil {
 		return err
-	}
-	kvs, err := decodeObject(body)
-	if err != nil {
-		return err
-	}
-	var member string
-	for _, kv := range kvs {
-		if kv.Key == "member" {
-			member, _ = kv.Value.(string)
-		}
 	}
 	if member == "" || len(member) > 255 {
 		return errorf(http.StatusBadRequest, "Member to be added not specified")
@@ -110,19 +100,9 @@ func (a *API) updateMember(w http.ResponseWriter, r *http.Request, id auth.Ident
 	if m.MemberID != id.Project {
 		return errorf(http.StatusForbidden, "You are not permitted to modify the status of member %s of image %s.", m.MemberID, im.ID)
 	}
-	body, err := readJSONBody(r)
+	status, err := readStringField(r, "status")
 	if err != nil {
 		return err
-	}
-	kvs, err := decodeObject(body)
-	if err != nil {
-		return err
-	}
-	var status string
-	for _, kv := range kvs {
-		if kv.Key == "status" {
-			status, _ = kv.Value.(string)
-		}
 	}
 	if status != "pending" && status != "accepted" && status != "rejected" {
 		return errorf(http.StatusBadRequest, "Status must be one of pending, accepted, rejected.")

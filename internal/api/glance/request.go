@@ -71,3 +71,28 @@ func decodeObject(body []byte) ([]keyValue, error) {
 	}
 	return out, nil
 }
+
+// readObject reads and decodes a bounded JSON object body.
+func readObject(r *http.Request) ([]keyValue, error) {
+	body, err := readJSONBody(r)
+	if err != nil {
+		return nil, err
+	}
+	return decodeObject(body)
+}
+
+// readStringField reads a JSON object body and returns one string member
+// ("" when absent or not a string).
+func readStringField(r *http.Request, key string) (string, error) {
+	kvs, err := readObject(r)
+	if err != nil {
+		return "", err
+	}
+	for _, kv := range kvs {
+		if kv.Key == key {
+			s, _ := kv.Value.(string)
+			return s, nil
+		}
+	}
+	return "", nil
+}

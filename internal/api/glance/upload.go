@@ -24,16 +24,42 @@ func requireOctetStream(r *http.Request) error {
 
 // transition moves a queued image to a data-receiving status, or answers
 // 409 as Glance does when another upload got there first.
-func (a *API) transition(ctx context.Context, imageID, to string, from ...string) (*catalog.Image, error) {
-	return a.update(ctx, imageID, func(im *catalog.Image) error {
-		for _, f := range from {
-			if im.Status == f {
-				im.Status = to
-				return nil
-			}
+func (a *API) transition(ctx context.Context, imageID, to string) error {
+	_, err := a.update(ctx, imageID, func(im *catalog.Image) error {
+		if im.Status != catalog.StatusQueued {
+			return errorf(http.StatusConflict, "Image status transition from %s to %s is not allowed", im.Status, to)
 		}
-		return errorf(http.StatusConflict, "Image status transition from %s to %s is not allowed", im.Status, to)
+		im.Status = to
+		return nil
 	})
+	return err
+}
+
+// receive checks a data upload (file or stage), moves the image from
+// queued to status and stores the bounded body as object. On failure the
+// image is queued again and nothing of the body is kept.
+func (a *API) receive(w http.ResponseWriter, r *http.Request, id auth.Identity, status, object string) (checksum.Sums, error) {
+	if err := requireOctetStream(r); err != nil {
+		return checksum.Sums{}, err
+	}
+	imageID := r.PathValue("id")
+	if _, err := a.loadOwnImage(r.Context(), id, imageID); err != nil {
+		return checksum.Sums{}, err
+	}
+	if err := checkDeclaredSize(r, a.cfg.MaxImageSize); err != nil {
+		return checksum.Sums{}, err
+	}
+	if err := a.transition(r.Context(), imageID, status); err != nil {
+		return checksum.Sums{}, err
+	}
+	body := http.MaxBytesReader(w, r.Body, a.cfg.MaxImageSize)
+	sums, err := a.storeObject(r.Context(), object, body)
+	if err != nil {
+		a.deleteObject(context.Background(), object)
+		a.revert(imageID, status)
+		return checksum.Sums{}, uploadError(err)
+	}
+	return sums, nil
 }
 
 // revert puts an image whose data transfer failed back to queued; it only
@@ -54,24 +80,10 @@ func (a *API) revert(imageID, from string) {
 }
 
 func (a *API) upload(w http.ResponseWriter, r *http.Request, id auth.Identity) error {
-	if err := requireOctetStream(r); err != nil {
-		return err
-	}
 	imageID := r.PathValue("id")
-	if _, err := a.loadOwnImage(r.Context(), id, imageID); err != nil {
-		return err
-	}
-	if err := checkDeclaredSize(r, a.cfg.MaxImageSize); err != nil {
-		return err
-	}
-	if _, err := a.transition(r.Context(), imageID, catalog.StatusSaving, catalog.StatusQueued); err != nil {
-		return err
-	}
-	body := http.MaxBytesReader(w, r.Body, a.cfg.MaxImageSize)
-	sums, err := a.storeObject(r.Context(), imageID, body)
+	sums, err := a.receive(w, r, id, catalog.StatusSaving, imageID)
 	if err != nil {
-		a.revert(imageID, catalog.StatusSaving)
-		return uploadError(err)
+		return err
 	}
 	if err := a.activate(r.Context(), imageID, sums, catalog.StatusSaving); err != nil {
 		return err
