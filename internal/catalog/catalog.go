@@ -143,5 +143,6 @@ type Catalog interface {
 	UpdateMemberStatus(ctx context.Context, imageID, memberID, status string) (*Member, error)
 	DeleteMember(ctx context.Context, imageID, memberID string) error
 
+	Transfers
 	Close() error
 }

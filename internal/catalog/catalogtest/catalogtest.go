@@ -33,6 +33,8 @@ func Run(t *testing.T, newCatalog func(t *testing.T) catalog.Catalog) {
 		{"ListSortAndPaginate", testPaginate},
 		{"ListVisibility", testVisibility},
 		{"Members", testMembers},
+		{"Transfers", testTransfers},
+		{"TransferPhaseRace", testTransferRace},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newCatalog(t)) })

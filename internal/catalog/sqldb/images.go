@@ -193,7 +193,7 @@ func (c *Catalog) UpdateImage(ctx context.Context, id string, mutate func(*catal
 func (c *Catalog) DeleteImage(ctx context.Context, id string) error {
 	return c.inTx(ctx, func(tx *sql.Tx) error {
 		// Children first: not every engine enforces ON DELETE CASCADE.
-		for _, t := range []string{"image_tags", "image_properties", "image_members"} {
+		for _, t := range []string{"image_tags", "image_properties", "image_members", "transfers"} {
 			if _, err := tx.ExecContext(ctx, c.q(`DELETE FROM `+t+` WHERE image_id = ?`), id); err != nil {
 				return fmt.Errorf("catalog: delete %s: %w", id, err)
 			}

@@ -54,6 +54,20 @@ var migrations = []string{
 		PRIMARY KEY (image_id, member_id)
 	);
 	CREATE INDEX image_members_member ON image_members (member_id)`,
+	`CREATE TABLE transfers (
+		id VARCHAR(128) PRIMARY KEY,
+		image_id VARCHAR(36) NOT NULL REFERENCES images(id) ON DELETE CASCADE,
+		ops VARCHAR(32) NOT NULL,
+		size BIGINT NOT NULL,
+		timeout BIGINT NOT NULL,
+		inactivity_timeout BIGINT NOT NULL,
+		expires_at BIGINT NOT NULL,
+		phase VARCHAR(16) NOT NULL,
+		transferred BIGINT NOT NULL,
+		created_at BIGINT NOT NULL,
+		updated_at BIGINT NOT NULL
+	);
+	CREATE INDEX transfers_image ON transfers (image_id)`,
 }
 
 func (c *Catalog) migrate(ctx context.Context) error {
