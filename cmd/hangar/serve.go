@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -35,6 +36,8 @@ and sees every project's images.`,
 				return err
 			}
 			cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
+			cfg.ControlSocket = socketPath(cfg.ControlSocket, cfg.DataDir, "control.sock")
+			cfg.DataSocket = socketPath(cfg.DataSocket, cfg.DataDir, "data.sock")
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			srv, err := server.New(ctx, cfg)
@@ -54,5 +57,21 @@ and sees every project's images.`,
 	f.StringVar(&cfg.TokensFile, "tokens", envOr("HANGAR_TOKENS", ""), "tokens file for --auth tokens")
 	f.Int64Var(&cfg.MaxImageSize, "max-image-size", glance.DefaultMaxImageSize, "largest image accepted, in bytes")
 	f.StringVar(&level, "log-level", "info", "log level: debug, info, warn, error")
+	f.StringVar(&cfg.ControlSocket, "control-socket", "", "unix socket of the imageio ticket API (default DATA/control.sock)")
+	f.StringVar(&cfg.DataSocket, "data-socket", "", `unix socket of the transfer data path for local clients (default DATA/data.sock; "none" disables)`)
+	f.IntVar(&cfg.Transfer.MaxReaders, "max-readers", 8, "concurrent reads per transfer")
+	f.IntVar(&cfg.Transfer.MaxWriters, "max-writers", 8, "concurrent writes per transfer")
 	return cmd
+}
+
+// socketPath resolves a socket flag: empty means the default file in the
+// data directory, "none" means no socket.
+func socketPath(flag, dataDir, name string) string {
+	switch flag {
+	case "":
+		return filepath.Join(dataDir, name)
+	case "none":
+		return ""
+	}
+	return flag
 }

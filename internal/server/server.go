@@ -15,11 +15,13 @@ import (
 	"time"
 
 	"hangar/internal/api/glance"
+	"hangar/internal/api/imageio"
 	"hangar/internal/auth"
 	"hangar/internal/catalog"
 	"hangar/internal/catalog/sqlite"
 	"hangar/internal/storage"
 	"hangar/internal/storage/localfs"
+	"hangar/internal/transfer"
 )
 
 // Config is everything `hangar serve` needs.
@@ -29,7 +31,13 @@ type Config struct {
 	Auth         string // "none" or "tokens"
 	TokensFile   string
 	MaxImageSize int64
-	Log          *slog.Logger
+	// ControlSocket serves imageio's ticket API; DataSocket serves the
+	// transfer data path to local clients. Both default to files in
+	// DataDir; the control API is never served on TCP.
+	ControlSocket string
+	DataSocket    string
+	Transfer      transfer.Config
+	Log           *slog.Logger
 }
 
 // Validate reports a config that cannot work.
@@ -51,12 +59,14 @@ func (c Config) Validate() error {
 
 // Server is a running Hangar.
 type Server struct {
-	cfg   Config
-	cat   catalog.Catalog
-	store storage.Store
-	api   *glance.API
-	http  *http.Server
-	ln    net.Listener
+	cfg       Config
+	cat       catalog.Catalog
+	store     storage.Store
+	transfers *transfer.Manager
+	api       *glance.API
+	imageio   *imageio.API
+	servers   []*http.Server
+	listeners []net.Listener
 }
 
 // New opens the data directory and recovers it; it does not listen yet.
@@ -83,23 +93,34 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		cat.Close()
 		return nil, err
 	}
-	api := glance.New(cat, store, authn, cfg.Log, glance.Config{MaxImageSize: cfg.MaxImageSize})
-	n, err := api.Recover(ctx)
+	s, err := assemble(ctx, cfg, cat, store, authn)
 	if err != nil {
 		cat.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// assemble builds the layers over an open catalog and store and recovers
+// whatever a crash left half done.
+func assemble(ctx context.Context, cfg Config, cat catalog.Catalog, store storage.Store, authn auth.Authenticator) (*Server, error) {
+	tm, err := transfer.New(cat, store, cfg.Transfer, cfg.Log)
+	if err != nil {
+		return nil, err
+	}
+	if err := tm.Recover(ctx); err != nil {
+		return nil, err
+	}
+	api := glance.New(cat, store, tm, authn, cfg.Log, glance.Config{MaxImageSize: cfg.MaxImageSize})
+	n, err := api.Recover(ctx)
+	if err != nil {
 		return nil, err
 	}
 	if n > 0 {
 		cfg.Log.Info("recovered interrupted uploads", "images", n)
 	}
-	s := &Server{cfg: cfg, cat: cat, store: store, api: api}
-	s.http = &http.Server{
-		Handler:           s.routes(),
-		ReadHeaderTimeout: 30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(cfg.Log.Handler(), slog.LevelWarn),
-	}
-	return s, nil
+	return &Server{cfg: cfg, cat: cat, store: store, transfers: tm, api: api,
+		imageio: imageio.New(tm, cfg.Log, imageio.Config{UnixSocket: cfg.DataSocket})}, nil
 }
 
 func authenticator(cfg Config) (auth.Authenticator, error) {
@@ -111,39 +132,111 @@ func authenticator(cfg Config) (auth.Authenticator, error) {
 
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		w.Write([]byte("ok\n"))
-	})
+	mux.HandleFunc("GET /healthz", healthz)
+	data := s.imageio.DataHandler()
+	mux.Handle("/images/", data)
+	mux.Handle("/info/", data)
 	mux.Handle("/", s.api.Handler())
 	return accessLog(s.cfg.Log, mux)
 }
 
-// Listen binds the configured address.
+// dataRoutes is what the local data socket serves: the transfer data path.
+func (s *Server) dataRoutes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", healthz)
+	mux.Handle("/", s.imageio.DataHandler())
+	return accessLog(s.cfg.Log, mux)
+}
+
+func healthz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain")
+	w.Write([]byte("ok\n"))
+}
+
+func (s *Server) newHTTP(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn),
+	}
+}
+
+// Listen binds the TCP listener and the unix sockets.
 func (s *Server) Listen() error {
 	ln, err := net.Listen("tcp", s.cfg.Listen)
 	if err != nil {
 		return err
 	}
-	s.ln = ln
+	s.add(ln, s.routes())
+	for _, sock := range []struct {
+		path string
+		h    http.Handler
+		mode os.FileMode
+	}{{s.cfg.DataSocket, s.dataRoutes(), 0o660}, {s.cfg.ControlSocket, accessLog(s.cfg.Log, s.imageio.ControlHandler()), 0o600}} {
+		if sock.path == "" {
+			continue
+		}
+		ln, err := listenUnix(sock.path, sock.mode)
+		if err != nil {
+			s.closeListeners()
+			return err
+		}
+		s.add(ln, sock.h)
+	}
 	return nil
 }
 
-// Addr is the bound address (useful with port 0).
-func (s *Server) Addr() string { return s.ln.Addr().String() }
+func (s *Server) add(ln net.Listener, h http.Handler) {
+	s.listeners = append(s.listeners, ln)
+	s.servers = append(s.servers, s.newHTTP(h))
+}
+
+func (s *Server) closeListeners() {
+	for _, ln := range s.listeners {
+		ln.Close()
+	}
+}
+
+// listenUnix binds a unix socket, replacing a stale one from a previous run.
+func listenUnix(path string, mode os.FileMode) (net.Listener, error) {
+	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return ln, nil
+}
+
+// Addr is the bound TCP address (useful with port 0).
+func (s *Server) Addr() string { return s.listeners[0].Addr().String() }
 
 // Serve answers requests until ctx ends, then drains and closes everything.
 func (s *Server) Serve(ctx context.Context) error {
-	errc := make(chan error, 1)
-	go func() { errc <- s.http.Serve(s.ln) }()
-	s.cfg.Log.Info("serving", "listen", s.Addr(), "data", s.cfg.DataDir, "auth", s.cfg.Auth)
+	errc := make(chan error, len(s.servers))
+	for i, srv := range s.servers {
+		go func() { errc <- srv.Serve(s.listeners[i]) }()
+	}
+	go s.reap(ctx)
+	s.cfg.Log.Info("serving", "listen", s.Addr(), "data", s.cfg.DataDir, "auth", s.cfg.Auth,
+		"control_socket", s.cfg.ControlSocket, "data_socket", s.cfg.DataSocket)
 	var err error
 	select {
 	case err = <-errc:
 	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		err = s.http.Shutdown(sctx)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, srv := range s.servers {
+		if serr := srv.Shutdown(sctx); err == nil {
+			err = serr
+		}
 	}
 	s.api.Close()
 	if cerr := s.cat.Close(); err == nil {
@@ -153,4 +246,20 @@ func (s *Server) Serve(ctx context.Context) error {
 		err = nil
 	}
 	return err
+}
+
+// reap ends expired transfers every few seconds.
+func (s *Server) reap(ctx context.Context) {
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := s.transfers.Reap(ctx); err != nil && ctx.Err() == nil {
+				s.cfg.Log.Warn("reaping transfers", "err", err)
+			}
+		}
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"hangar/internal/auth"
 	"hangar/internal/catalog"
 	"hangar/internal/storage"
+	"hangar/internal/transfer"
 )
 
 // Config tunes the API.
@@ -37,14 +38,16 @@ type API struct {
 	log   *slog.Logger
 	cfg   Config
 
+	transfers *transfer.Manager // nil: no transfer endpoints
+
 	// Background imports run under ctx and are waited for by Close.
 	ctx    context.Context
 	cancel context.CancelFunc
 	tasks  sync.WaitGroup
 }
 
-// New returns the API over cat and store.
-func New(cat catalog.Catalog, store storage.Store, authn auth.Authenticator, log *slog.Logger, cfg Config) *API {
+// New returns the API over cat and store; transfers may be nil.
+func New(cat catalog.Catalog, store storage.Store, transfers *transfer.Manager, authn auth.Authenticator, log *slog.Logger, cfg Config) *API {
 	if cfg.MaxImageSize <= 0 {
 		cfg.MaxImageSize = DefaultMaxImageSize
 	}
@@ -52,7 +55,7 @@ func New(cat catalog.Catalog, store storage.Store, authn auth.Authenticator, log
 		cfg.ImportClient = &http.Client{}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &API{cat: cat, store: store, authn: authn, log: log, cfg: cfg, ctx: ctx, cancel: cancel}
+	return &API{cat: cat, store: store, transfers: transfers, authn: authn, log: log, cfg: cfg, ctx: ctx, cancel: cancel}
 }
 
 // Close stops background imports and waits for them; interrupted imports
@@ -75,29 +78,33 @@ func (a *API) Handler() http.Handler {
 		http.Redirect(w, r, baseURL(r)+"/v2/", http.StatusFound)
 	})
 	routes := map[string]handlerFunc{
-		"GET /v2/schemas/{name}":                  a.schema,
-		"GET /v2/schemas/{name}/{sub}":            a.schema,
-		"GET /v2/info/import":                     a.infoImport,
-		"GET /v2/info/stores":                     a.infoStores,
-		"POST /v2/images":                         a.createImage,
-		"GET /v2/images":                          a.listImages,
-		"GET /v2/images/{id}":                     a.showImage,
-		"PATCH /v2/images/{id}":                   a.updateImage,
-		"DELETE /v2/images/{id}":                  a.deleteImage,
-		"PUT /v2/images/{id}/file":                a.upload,
-		"GET /v2/images/{id}/file":                a.download,
-		"HEAD /v2/images/{id}/file":               a.methodNotAllowed("GET, PUT"),
-		"PUT /v2/images/{id}/stage":               a.stage,
-		"POST /v2/images/{id}/import":             a.importImage,
-		"PUT /v2/images/{id}/tags/{tag}":          a.addTag,
-		"DELETE /v2/images/{id}/tags/{tag}":       a.deleteTag,
-		"POST /v2/images/{id}/actions/deactivate": a.deactivate,
-		"POST /v2/images/{id}/actions/reactivate": a.reactivate,
-		"GET /v2/images/{id}/members":             a.listMembers,
-		"POST /v2/images/{id}/members":            a.addMember,
-		"GET /v2/images/{id}/members/{member}":    a.showMember,
-		"PUT /v2/images/{id}/members/{member}":    a.updateMember,
-		"DELETE /v2/images/{id}/members/{member}": a.deleteMember,
+		"GET /v2/schemas/{name}":                        a.schema,
+		"GET /v2/schemas/{name}/{sub}":                  a.schema,
+		"GET /v2/info/import":                           a.infoImport,
+		"GET /v2/info/stores":                           a.infoStores,
+		"POST /v2/images":                               a.createImage,
+		"GET /v2/images":                                a.listImages,
+		"GET /v2/images/{id}":                           a.showImage,
+		"PATCH /v2/images/{id}":                         a.updateImage,
+		"DELETE /v2/images/{id}":                        a.deleteImage,
+		"PUT /v2/images/{id}/file":                      a.upload,
+		"GET /v2/images/{id}/file":                      a.download,
+		"HEAD /v2/images/{id}/file":                     a.methodNotAllowed("GET, PUT"),
+		"PUT /v2/images/{id}/stage":                     a.stage,
+		"POST /v2/images/{id}/import":                   a.importImage,
+		"PUT /v2/images/{id}/tags/{tag}":                a.addTag,
+		"DELETE /v2/images/{id}/tags/{tag}":             a.deleteTag,
+		"POST /v2/images/{id}/actions/deactivate":       a.deactivate,
+		"POST /v2/images/{id}/actions/reactivate":       a.reactivate,
+		"GET /v2/images/{id}/members":                   a.listMembers,
+		"POST /v2/images/{id}/members":                  a.addMember,
+		"GET /v2/images/{id}/members/{member}":          a.showMember,
+		"PUT /v2/images/{id}/members/{member}":          a.updateMember,
+		"DELETE /v2/images/{id}/members/{member}":       a.deleteMember,
+		"POST /v2/images/{id}/transfers":                a.createTransfer,
+		"GET /v2/images/{id}/transfers/{tid}":           a.showTransfer,
+		"POST /v2/images/{id}/transfers/{tid}/finalize": a.finalizeTransfer,
+		"DELETE /v2/images/{id}/transfers/{tid}":        a.cancelTransfer,
 	}
 	for pattern, h := range routes {
 		mux.Handle(pattern, a.wrap(h))

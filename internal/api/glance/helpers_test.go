@@ -15,6 +15,7 @@ import (
 	"hangar/internal/auth"
 	"hangar/internal/catalog/sqlite"
 	"hangar/internal/storage/localfs"
+	"hangar/internal/transfer"
 )
 
 type testEnv struct {
@@ -37,7 +38,11 @@ func newEnv(t *testing.T, authn auth.Authenticator) *testEnv {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	api := New(cat, store, authn, log, Config{MaxImageSize: 64 << 20})
+	tm, err := transfer.New(cat, store, transfer.Config{}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := New(cat, store, tm, authn, log, Config{MaxImageSize: 64 << 20})
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(func() { srv.Close(); api.Close(); cat.Close() })
 	return &testEnv{t: t, api: api, url: srv.URL, dir: dir}

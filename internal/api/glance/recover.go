@@ -31,6 +31,12 @@ func (a *API) Recover(ctx context.Context) (int, error) {
 			return n, fmt.Errorf("recover: %w", err)
 		}
 		for _, im := range ims {
+			if live, err := a.liveTransfer(ctx, im.ID); err != nil || live {
+				if err != nil {
+					return n, err
+				}
+				continue // a write transfer owns it: its data survives restarts
+			}
 			if err := a.recoverImage(ctx, im.ID, st); err != nil {
 				return n, err
 			}
@@ -73,4 +79,11 @@ func (a *API) recoverImage(ctx context.Context, imageID, status string) error {
 	}
 	a.log.Info("recovered interrupted upload", "image", imageID, "was", status, "staged", hasStage)
 	return nil
+}
+
+func (a *API) liveTransfer(ctx context.Context, imageID string) (bool, error) {
+	if a.transfers == nil {
+		return false, nil
+	}
+	return a.transfers.Live(ctx, imageID)
 }

@@ -12,6 +12,7 @@ import (
 	"hangar/internal/catalog"
 	"hangar/internal/checksum"
 	"hangar/internal/storage"
+	"hangar/internal/transfer"
 )
 
 func requireOctetStream(r *http.Request) error {
@@ -155,24 +156,9 @@ func (a *API) deleteObject(ctx context.Context, name string) error {
 // activate records the finished data. If the image was deleted meanwhile,
 // the bytes are removed and the client told, as Glance does (410).
 func (a *API) activate(ctx context.Context, imageID string, sums checksum.Sums, from string) error {
-	ctx = context.WithoutCancel(ctx) // the bytes are stored: finish the record
-	current, err := a.cat.GetImage(ctx, imageID)
-	var vsize *int64
-	if err == nil {
-		vsize = a.virtualSizeOf(ctx, current, sums.Size)
-	}
-	_, err = a.cat.UpdateImage(ctx, imageID, func(im *catalog.Image) error {
-		if im.Status != from {
-			return catalog.ErrConflict
-		}
-		algo := checksum.Algo
-		im.Status = catalog.StatusActive
-		im.Size, im.VirtualSize = &sums.Size, vsize
-		im.Checksum, im.OSHashAlgo, im.OSHashValue = &sums.MD5, &algo, &sums.SHA512
-		return nil
-	})
+	err := transfer.Activate(ctx, a.cat, a.store, imageID, sums, from)
 	if errors.Is(err, catalog.ErrNotFound) || errors.Is(err, catalog.ErrConflict) {
-		a.removeData(ctx, imageID)
+		a.removeData(context.WithoutCancel(ctx), imageID)
 		return errorf(http.StatusGone, "Image %s could not be found after upload. The image may have been deleted during the upload.", imageID)
 	}
 	return err

@@ -1,0 +1,182 @@
+package transfer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"hangar/internal/blkhash"
+	"hangar/internal/catalog"
+	"hangar/internal/storage"
+)
+
+// bufPool holds the buffers a write request copies its body through.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
+
+// checkRange refuses ranges outside the ticket's image.
+func (l *Lease) checkRange(off, n int64) error {
+	size := l.s.t.Size
+	if off < 0 || n < 0 || off > size || n > size-off {
+		return fmt.Errorf("range %d+%d outside 0..%d: %w", off, n, size, storage.ErrInvalidRange)
+	}
+	return nil
+}
+
+// WriteFrom writes exactly n bytes from src at off. A source that ends
+// early is an error (io.ErrUnexpectedEOF); what arrived stays written,
+// inside the range only.
+func (l *Lease) WriteFrom(src io.Reader, off, n int64) (int64, error) {
+	if err := l.checkRange(off, n); err != nil {
+		return 0, err
+	}
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	buf := *bp
+	var done int64
+	for done < n {
+		m, err := io.ReadFull(src, buf[:min(int64(len(buf)), n-done)])
+		if m > 0 {
+			if _, werr := l.s.partial.WriteAt(buf[:m], off+done); werr != nil {
+				return done, werr
+			}
+			done += int64(m)
+			l.s.moved.Add(int64(m))
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return done, err
+		}
+	}
+	return done, nil
+}
+
+// Zero makes a range read as zeros, punching holes where it can.
+func (l *Lease) Zero(off, n int64) error {
+	if err := l.checkRange(off, n); err != nil {
+		return err
+	}
+	if z, ok := l.s.partial.(storage.Zeroer); ok {
+		return z.Zero(off, n)
+	}
+	zeros := make([]byte, min(n, 1<<20))
+	for done := int64(0); done < n; {
+		m := min(int64(len(zeros)), n-done)
+		if _, err := l.s.partial.WriteAt(zeros[:m], off+done); err != nil {
+			return err
+		}
+		done += m
+	}
+	return nil
+}
+
+// Flush makes written data durable and records progress in the catalog.
+func (l *Lease) Flush(ctx context.Context) error {
+	if l.s.partial == nil {
+		return nil // a read transfer has nothing to flush
+	}
+	if f, ok := l.s.partial.(storage.Flusher); ok {
+		if err := f.Flush(); err != nil {
+			return err
+		}
+	}
+	return l.m.recordProgress(ctx, l.s)
+}
+
+func (m *Manager) recordProgress(ctx context.Context, s *session) error {
+	moved := s.moved.Load()
+	_, err := m.cat.UpdateTransfer(ctx, s.t.ID, func(t *catalog.Transfer) error {
+		t.Transferred = max(t.Transferred, moved)
+		return nil
+	})
+	return err
+}
+
+// OpenRange returns the bytes [off, off+n). For a read transfer the body is
+// the committed image file itself (an *os.File positioned at off, so
+// net/http sends it by sendfile); for a write transfer a section of the
+// partial object.
+func (l *Lease) OpenRange(ctx context.Context, off, n int64) (io.ReadCloser, error) {
+	if err := l.checkRange(off, n); err != nil {
+		return nil, err
+	}
+	if l.s.partial != nil {
+		return io.NopCloser(io.NewSectionReader(l.s.partial, off, n)), nil
+	}
+	if fo, ok := l.m.store.(storage.FileOpener); ok {
+		f, err := fo.OpenFile(ctx, l.s.t.ImageID)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := f.Seek(off, io.SeekStart); err != nil {
+			f.Close()
+			return nil, err
+		}
+		return f, nil
+	}
+	r, err := l.m.store.Open(ctx, l.s.t.ImageID)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.Seek(off, io.SeekStart); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Extents reports data and holes of the image being transferred; a store
+// that cannot tell reports one data extent.
+func (l *Lease) Extents(ctx context.Context) ([]storage.Extent, error) {
+	size := l.s.t.Size
+	var ex storage.Extenter
+	if l.s.partial != nil {
+		ex, _ = l.s.partial.(storage.Extenter)
+	} else {
+		r, err := l.m.store.Open(ctx, l.s.t.ImageID)
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		ex, _ = r.(storage.Extenter)
+	}
+	if ex == nil || size == 0 {
+		if size == 0 {
+			return []storage.Extent{}, nil
+		}
+		return []storage.Extent{{Offset: 0, Length: size}}, nil
+	}
+	return ex.Extents(ctx)
+}
+
+// Checksum computes imageio's block checksum of the current bytes; holes
+// cost a precomputed digest per block instead of reading zeros.
+func (l *Lease) Checksum(ctx context.Context, blockSize int) (string, error) {
+	exts, err := l.Extents(ctx)
+	if err != nil {
+		return "", err
+	}
+	h := blkhash.New(blockSize)
+	for _, e := range exts {
+		if e.Zero {
+			h.Zero(e.Length)
+			continue
+		}
+		rc, err := l.OpenRange(ctx, e.Offset, e.Length)
+		if err != nil {
+			return "", err
+		}
+		_, err = io.CopyN(h, rc, e.Length)
+		rc.Close()
+		if err != nil {
+			return "", err
+		}
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+	}
+	return h.HexSum(), nil
+}
