@@ -1,0 +1,136 @@
+package imageio
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"hangar/internal/catalog"
+	"hangar/internal/catalog/sqlite"
+	"hangar/internal/storage/localfs"
+	"hangar/internal/transfer"
+)
+
+type env struct {
+	t       *testing.T
+	cat     catalog.Catalog
+	store   *localfs.Store
+	m       *transfer.Manager
+	data    string // data path base URL
+	control http.Handler
+	dir     string
+}
+
+func newEnv(t *testing.T, cfg transfer.Config) *env {
+	t.Helper()
+	dir := t.TempDir()
+	ctx := context.Background()
+	cat, err := sqlite.New(ctx, sqlite.Config{Path: filepath.Join(dir, "catalog.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := localfs.New(ctx, localfs.Config{Root: filepath.Join(dir, "store")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	m, err := transfer.New(cat, store, cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := New(m, log, Config{})
+	srv := httptest.NewServer(api.DataHandler())
+	t.Cleanup(func() { srv.Close(); cat.Close() })
+	return &env{t: t, cat: cat, store: store, m: m, data: srv.URL, control: api.ControlHandler(), dir: dir}
+}
+
+// image creates a queued image and returns its id.
+func (e *env) image() string {
+	e.t.Helper()
+	id := uuid.NewString()
+	if err := e.cat.CreateImage(context.Background(), &catalog.Image{ID: id, Visibility: catalog.Shared, Status: catalog.StatusQueued}); err != nil {
+		e.t.Fatal(err)
+	}
+	return id
+}
+
+// ticket opens a transfer and returns its data URL.
+func (e *env) ticket(imageID string, size int64, ops ...string) (string, *catalog.Transfer) {
+	e.t.Helper()
+	tr := &catalog.Transfer{ImageID: imageID, Ops: ops, Size: size}
+	if err := e.m.Create(context.Background(), tr); err != nil {
+		e.t.Fatal(err)
+	}
+	return e.data + "/images/" + tr.ID, tr
+}
+
+type resp struct {
+	status int
+	header http.Header
+	body   []byte
+	close  bool // the server said Connection: close
+}
+
+func do(t *testing.T, method, url string, body any, headers ...string) resp {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ": ")
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return resp{res.StatusCode, res.Header, b, res.Close}
+}
+
+// controlDo calls the control handler in-process (it is only ever on a
+// unix socket; the server tests cover the socket itself).
+func (e *env) controlDo(method, path, body string) resp {
+	e.t.Helper()
+	rec := httptest.NewRecorder()
+	e.control.ServeHTTP(rec, httptest.NewRequest(method, path, strings.NewReader(body)))
+	return resp{rec.Code, rec.Header(), rec.Body.Bytes(), false}
+}
+
+func decode[T any](t *testing.T, b []byte) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("not JSON: %v: %s", err, b)
+	}
+	return v
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached")
+		}
+	}
+}
