@@ -20,6 +20,11 @@ import (
 // and the client may retry.
 func (m *Manager) Finalize(ctx context.Context, id string) (*catalog.Transfer, error) {
 	s, err := m.session(ctx, id)
+	if errors.Is(err, ErrForbidden) { // it exists but ended: a state conflict
+		if t, gerr := m.cat.GetTransfer(ctx, id); gerr == nil {
+			return nil, fmt.Errorf("transfer %s is %s: %w", id, t.Phase, catalog.ErrConflict)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"hangar/internal/api/imageio"
 	"hangar/internal/auth"
 	"hangar/internal/catalog/sqlite"
 	"hangar/internal/storage/localfs"
@@ -43,7 +44,11 @@ func newEnv(t *testing.T, authn auth.Authenticator) *testEnv {
 		t.Fatal(err)
 	}
 	api := New(cat, store, tm, authn, log, Config{MaxImageSize: 64 << 20})
-	srv := httptest.NewServer(api.Handler())
+	// As the server routes them: the transfer data path beside the API.
+	mux := http.NewServeMux()
+	mux.Handle("/images/", imageio.New(tm, log, imageio.Config{}).DataHandler())
+	mux.Handle("/", api.Handler())
+	srv := httptest.NewServer(mux)
 	t.Cleanup(func() { srv.Close(); api.Close(); cat.Close() })
 	return &testEnv{t: t, api: api, url: srv.URL, dir: dir}
 }
