@@ -8,23 +8,24 @@ cd "$(dirname "$0")/.."
 
 say() { printf '== %s\n' "$*"; }
 
-# Debian packages: strace proves the sendfile path, curl drives uploads.
+# Debian packages: strace proves the sendfile path, curl drives uploads,
+# qemu-utils (qemu-nbd) is what the ovirt-imageio client reads images with.
 missing=()
-for tool in strace curl cmp md5sum sha512sum; do
+for tool in strace curl cmp md5sum sha512sum qemu-nbd; do
 	command -v "$tool" >/dev/null || missing+=("$tool")
 done
 if [ ${#missing[@]} -gt 0 ]; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 		say "installing Debian packages for: ${missing[*]}"
 		apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace curl diffutils coreutils >/dev/null
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace curl diffutils coreutils qemu-utils >/dev/null
 	else
 		say "missing ${missing[*]}: tests that need them will skip (and fail under CI=true)"
 	fi
 fi
 
-# Python venv with python-glanceclient and the openstack CLI, rebuilt when
-# the requirements change.
+# Python venv with python-glanceclient, the openstack CLI and the
+# ovirt-imageio client, rebuilt when the requirements change.
 venv=${HANGAR_TEST_VENV:-.cache/venv}
 stamp="$venv/.requirements.sha256"
 want=$(sha256sum scripts/requirements-test.txt | cut -d' ' -f1)
