@@ -13,6 +13,8 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+
+	"hangar/internal/storage"
 )
 
 // Algo is the os_hash_algo Hangar records.
@@ -36,7 +38,8 @@ type chunk struct {
 	refs atomic.Int32
 }
 
-var pool = sync.Pool{New: func() any { return &chunk{buf: make([]byte, chunkSize)} }}
+// Chunks are aligned so a store writing with O_DIRECT takes them as they are.
+var pool = sync.Pool{New: func() any { return &chunk{buf: storage.AlignedBuffer(chunkSize)} }}
 
 // consumer handles chunks in order on its own goroutine.
 type consumer struct {

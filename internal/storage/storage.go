@@ -10,6 +10,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"unsafe"
 )
 
 // Sentinel errors. Backends translate their native errors into these at their
@@ -141,4 +142,16 @@ func ValidName(name string) bool {
 		}
 	}
 	return true
+}
+
+// BufferAlign is the memory alignment a backend writing with O_DIRECT needs
+// to take a buffer as is.
+const BufferAlign = 4096
+
+// AlignedBuffer returns n bytes starting at a BufferAlign boundary, so that
+// backends can write it without an extra copy (O_DIRECT).
+func AlignedBuffer(n int) []byte {
+	b := make([]byte, n+BufferAlign)
+	off := BufferAlign - int(uintptr(unsafe.Pointer(unsafe.SliceData(b)))%BufferAlign)
+	return b[off : off+n : off+n]
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // bufPool holds the buffers a write request copies its body through.
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
+var bufPool = sync.Pool{New: func() any { b := storage.AlignedBuffer(1 << 20); return &b }}
 
 // checkRange refuses ranges outside the ticket's image.
 func (l *Lease) checkRange(off, n int64) error {

@@ -46,6 +46,7 @@ const writebackChunk = 32 << 20
 // writer is a sequential Create in progress.
 type writer struct {
 	f                *os.File
+	direct           *os.File // the temp file opened O_DIRECT, or nil
 	name, final, dir string
 	done             bool
 	written, kicked  int64
@@ -55,7 +56,22 @@ type writer struct {
 // came before (sync_file_range, asynchronous), so the disk works while the
 // network does and the fsync in Close waits for the tail only.
 func (w *writer) Write(p []byte) (int, error) {
-	n, err := w.f.Write(p)
+	if d := directPrefix(w.direct, p, w.written); d > 0 {
+		m, err := w.direct.WriteAt(p[:d], w.written)
+		w.written += int64(m)
+		w.kicked = w.written // direct writes need no writeback
+		if err != nil {
+			return m, err
+		}
+		if d == len(p) {
+			return d, nil
+		}
+		p = p[d:]
+		n, err := w.f.WriteAt(p, w.written)
+		w.written += int64(n)
+		return d + n, err
+	}
+	n, err := w.f.WriteAt(p, w.written)
 	w.written += int64(n)
 	if w.written-w.kicked >= writebackChunk {
 		// Advisory: on failure Close's fsync still makes the data durable.
@@ -73,6 +89,9 @@ func (w *writer) Close() error {
 	w.done = true
 	tmp := w.f.Name()
 	err := w.f.Sync()
+	if w.direct != nil {
+		w.direct.Close()
+	}
 	if cerr := w.f.Close(); err == nil {
 		err = cerr
 	}
@@ -92,6 +111,9 @@ func (w *writer) Abort() error {
 		return nil
 	}
 	w.done = true
+	if w.direct != nil {
+		w.direct.Close()
+	}
 	w.f.Close()
 	if err := os.Remove(w.f.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return translate("abort", w.name, err)
@@ -101,12 +123,18 @@ func (w *writer) Abort() error {
 
 // partial is a random-access object in progress.
 type partial struct {
-	f    *os.File
-	size int64
+	f      *os.File
+	direct *os.File // the same file opened O_DIRECT, or nil
+	size   int64
 }
 
-func (p *partial) Size() int64  { return p.size }
-func (p *partial) Close() error { return p.f.Close() }
+func (p *partial) Size() int64 { return p.size }
+func (p *partial) Close() error {
+	if p.direct != nil {
+		p.direct.Close()
+	}
+	return p.f.Close()
+}
 func (p *partial) Flush() error { return p.f.Sync() }
 
 func (p *partial) check(off, n int64) error {
@@ -120,7 +148,14 @@ func (p *partial) WriteAt(b []byte, off int64) (int, error) {
 	if err := p.check(off, int64(len(b))); err != nil {
 		return 0, err
 	}
-	return p.f.WriteAt(b, off)
+	n := directPrefix(p.direct, b, off)
+	if n > 0 {
+		if m, err := p.direct.WriteAt(b[:n], off); err != nil {
+			return m, err
+		}
+	}
+	m, err := p.f.WriteAt(b[n:], off+int64(n))
+	return n + m, err
 }
 
 func (p *partial) ReadAt(b []byte, off int64) (int, error) { return p.f.ReadAt(b, off) }
@@ -170,7 +205,7 @@ func (s *Store) OpenPartial(_ context.Context, name string, size int64) (storage
 		f.Close()
 		return nil, translate("open partial", name, err)
 	}
-	return &partial{f: f, size: size}, nil
+	return &partial{f: f, direct: openDirect(p), size: size}, nil
 }
 
 // CommitPartial implements storage.PartialStore.

@@ -1,0 +1,38 @@
+package localfs
+
+import (
+	"os"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Image writes go around the page cache (O_DIRECT) when they are aligned,
+// as ovirt-imageio's file backend does: an image being uploaded is not read
+// back soon, and on virtual machines filling the page cache costs more CPU
+// than the disk write itself. On this project's machine `dd bs=1M` of 1 GiB
+// took 2.7-2.9 s of system time buffered and 0.3 s with oflag=direct (wall
+// 2.7-2.9 s against 0.9-1.0 s). Unaligned heads and tails, and file systems
+// without O_DIRECT, use the buffered descriptor; the kernel keeps the two
+// coherent. The cost: the first download of a new image reads the disk.
+
+const directAlign = 4096
+
+// openDirect opens path O_DIRECT, or returns nil where that is refused.
+func openDirect(path string) *os.File {
+	f, err := os.OpenFile(path, os.O_WRONLY|unix.O_DIRECT, 0)
+	if err != nil {
+		return nil
+	}
+	return f
+}
+
+// directPrefix is how many leading bytes of b can be written O_DIRECT at
+// off: offset, memory and length all aligned.
+func directPrefix(direct *os.File, b []byte, off int64) int {
+	if direct == nil || off%directAlign != 0 || len(b) < directAlign ||
+		uintptr(unsafe.Pointer(unsafe.SliceData(b)))%directAlign != 0 {
+		return 0
+	}
+	return len(b) &^ (directAlign - 1)
+}
