@@ -46,31 +46,18 @@ const writebackChunk = 32 << 20
 // writer is a sequential Create in progress.
 type writer struct {
 	f                *os.File
-	direct           *os.File // the temp file opened O_DIRECT, or nil
 	name, final, dir string
 	done             bool
 	written, kicked  int64
 }
 
-// Write appends p. Every writebackChunk bytes it starts writeback of what
+// Write appends p through the page cache: a whole-image upload is about to
+// be downloaded (boot storms follow uploads), so its pages are kept hot;
+// random-access transfers write around the cache instead (direct.go).
+// Every writebackChunk bytes it starts writeback of what
 // came before (sync_file_range, asynchronous), so the disk works while the
 // network does and the fsync in Close waits for the tail only.
 func (w *writer) Write(p []byte) (int, error) {
-	if d := directPrefix(w.direct, p, w.written); d > 0 {
-		m, err := w.direct.WriteAt(p[:d], w.written)
-		w.written += int64(m)
-		w.kicked = w.written // direct writes need no writeback
-		if err != nil {
-			return m, err
-		}
-		if d == len(p) {
-			return d, nil
-		}
-		p = p[d:]
-		n, err := w.f.WriteAt(p, w.written)
-		w.written += int64(n)
-		return d + n, err
-	}
 	n, err := w.f.WriteAt(p, w.written)
 	w.written += int64(n)
 	if w.written-w.kicked >= writebackChunk {
@@ -89,9 +76,6 @@ func (w *writer) Close() error {
 	w.done = true
 	tmp := w.f.Name()
 	err := w.f.Sync()
-	if w.direct != nil {
-		w.direct.Close()
-	}
 	if cerr := w.f.Close(); err == nil {
 		err = cerr
 	}
@@ -111,9 +95,6 @@ func (w *writer) Abort() error {
 		return nil
 	}
 	w.done = true
-	if w.direct != nil {
-		w.direct.Close()
-	}
 	w.f.Close()
 	if err := os.Remove(w.f.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return translate("abort", w.name, err)

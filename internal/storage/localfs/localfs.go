@@ -179,7 +179,7 @@ func (s *Store) Create(_ context.Context, name string) (storage.Writer, error) {
 	if err != nil {
 		return nil, translate("create", name, err)
 	}
-	return &writer{f: f, direct: openDirect(tmp), name: name, final: final, dir: s.objects}, nil
+	return &writer{f: f, name: name, final: final, dir: s.objects}, nil
 }
 
 // RemoveTemp implements storage.TempCleaner.
