@@ -65,25 +65,26 @@ func start(free chan<- *chunk, fn func([]byte) error) *consumer {
 }
 
 // Copy copies src to dst until EOF, computing both digests in parallel with
-// the write. It returns the sums of the bytes written; on error dst may hold
-// a prefix of src.
-func Copy(dst io.Writer, src io.Reader) (Sums, error) {
+// the write, and feeding each extra hash on a goroutine of its own too. It
+// returns the sums of the bytes written; on error dst may hold a prefix of
+// src.
+func Copy(dst io.Writer, src io.Reader, extra ...hash.Hash) (Sums, error) {
 	free := make(chan *chunk, inFlight)
 	for i := 0; i < inFlight; i++ {
 		free <- pool.Get().(*chunk)
 	}
 	var failed atomic.Bool
 	md, sh := md5.New(), sha512.New()
-	consumers := []*consumer{
-		start(free, hashFn(md)),
-		start(free, hashFn(sh)),
-		start(free, func(p []byte) error {
-			_, err := dst.Write(p)
-			if err != nil {
-				failed.Store(true)
-			}
-			return err
-		}),
+	writer := start(free, func(p []byte) error {
+		_, err := dst.Write(p)
+		if err != nil {
+			failed.Store(true)
+		}
+		return err
+	})
+	consumers := []*consumer{writer, start(free, hashFn(md)), start(free, hashFn(sh))}
+	for _, h := range extra {
+		consumers = append(consumers, start(free, hashFn(h)))
 	}
 	size, rerr := feed(src, free, consumers, &failed)
 	for _, c := range consumers {
@@ -95,7 +96,7 @@ func Copy(dst io.Writer, src io.Reader) (Sums, error) {
 	for i := 0; i < inFlight; i++ {
 		pool.Put(<-free)
 	}
-	if werr := consumers[2].err; werr != nil {
+	if werr := writer.err; werr != nil {
 		return Sums{}, werr
 	}
 	if rerr != nil {

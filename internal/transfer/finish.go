@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"hangar/internal/blkhash"
 	"hangar/internal/catalog"
 	"hangar/internal/checksum"
 	"hangar/internal/storage"
@@ -17,39 +18,42 @@ import (
 // commits the partial object and makes the image active with exactly what a
 // whole-file upload of the same bytes would record. A read transfer just
 // ends. If finalizing fails before the commit, the transfer is open again
-// and the client may retry.
-func (m *Manager) Finalize(ctx context.Context, id string) (*catalog.Transfer, error) {
+// and the client may retry. It returns the ended transfer and, for a write
+// transfer, imageio's block checksum of the image, computed in the same
+// pass as the Glance checksums.
+func (m *Manager) Finalize(ctx context.Context, id string) (*catalog.Transfer, string, error) {
 	s, err := m.session(ctx, id)
 	if errors.Is(err, ErrForbidden) { // it exists but ended: a state conflict
 		if t, gerr := m.cat.GetTransfer(ctx, id); gerr == nil {
-			return nil, fmt.Errorf("transfer %s is %s: %w", id, t.Phase, catalog.ErrConflict)
+			return nil, "", fmt.Errorf("transfer %s is %s: %w", id, t.Phase, catalog.ErrConflict)
 		}
 	}
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, fmt.Errorf("transfer %s already ended: %w", id, catalog.ErrConflict)
+		return nil, "", fmt.Errorf("transfer %s already ended: %w", id, catalog.ErrConflict)
 	}
 	if _, err := m.setPhase(ctx, id, catalog.PhaseTransferring, catalog.PhaseFinalizing); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if s.partial != nil {
 		if err := m.commit(ctx, s); err != nil {
 			if _, perr := m.setPhase(context.WithoutCancel(ctx), id, catalog.PhaseFinalizing, catalog.PhaseTransferring); perr != nil {
 				m.log.Error("could not reopen transfer after a failed finalize", "transfer", id, "err", perr)
 			}
-			return nil, err
+			return nil, "", err
 		}
 	}
 	s.closed = true
 	m.drop(id)
-	return m.cat.UpdateTransfer(context.WithoutCancel(ctx), id, func(t *catalog.Transfer) error {
+	t, err := m.cat.UpdateTransfer(context.WithoutCancel(ctx), id, func(t *catalog.Transfer) error {
 		t.Phase, t.Transferred = catalog.PhaseFinished, max(t.Transferred, s.moved.Load())
 		return nil
 	})
+	return t, s.blockChecksum, err
 }
 
 func (m *Manager) commit(ctx context.Context, s *session) error {
@@ -58,10 +62,11 @@ func (m *Manager) commit(ctx context.Context, s *session) error {
 			return err
 		}
 	}
-	sums, err := hashAll(s.partial, s.t.Size)
+	sums, block, err := hashAll(s.partial, s.t.Size)
 	if err != nil {
 		return err
 	}
+	s.blockChecksum = block
 	if err := s.partial.Close(); err != nil {
 		return err
 	}
@@ -75,10 +80,15 @@ func (m *Manager) commit(ctx context.Context, s *session) error {
 	return Activate(ctx, m.cat, m.store, s.t.ImageID, sums, catalog.StatusSaving)
 }
 
-// hashAll computes MD5 and SHA-512 over the whole partial object, each on
-// its own goroutine (checksum.Copy).
-func hashAll(p storage.Partial, size int64) (checksum.Sums, error) {
-	return checksum.Copy(io.Discard, io.NewSectionReader(p, 0, size))
+// hashAll computes MD5, SHA-512 and imageio's block checksum over the whole
+// partial object in one read, each on its own goroutine (checksum.Copy).
+func hashAll(p storage.Partial, size int64) (checksum.Sums, string, error) {
+	block := blkhash.New(blkhash.BlockSize)
+	sums, err := checksum.Copy(io.Discard, io.NewSectionReader(p, 0, size), block)
+	if err != nil {
+		return checksum.Sums{}, "", err
+	}
+	return sums, block.HexSum(), nil
 }
 
 func (m *Manager) setPhase(ctx context.Context, id, from, to string) (*catalog.Transfer, error) {

@@ -20,6 +20,8 @@ type session struct {
 	mu      sync.RWMutex
 	closed  bool
 	partial storage.Partial // write transfers only
+	// blockChecksum is set by a successful finalize.
+	blockChecksum string
 
 	readers, writers chan struct{}
 	lastUse          atomic.Int64 // unix nanoseconds

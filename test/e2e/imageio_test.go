@@ -106,7 +106,10 @@ func TestImageioClientRoundTrip(t *testing.T) {
 			if wire != c.data {
 				t.Errorf("server received %d data bytes for %d bytes of data", wire, c.data)
 			}
-			srv.json("POST", "/v2/images/"+id+"/transfers/"+tr["id"].(string)+"/finalize", nil)
+			fin := srv.json("POST", "/v2/images/"+id+"/transfers/"+tr["id"].(string)+"/finalize", nil)
+			if block, _ := fin["block_checksum"].(map[string]any); block["checksum"] != want {
+				t.Fatalf("finalize block checksum %v, imageio client's %v", fin["block_checksum"], want)
+			}
 			md5, sha := sums(t, c.path)
 			im := srv.image(id)
 			if im["status"] != "active" || im["checksum"] != md5 || im["os_hash_value"] != sha || im["size"] != float64(fi.Size()) {

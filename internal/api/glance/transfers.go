@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"hangar/internal/auth"
+	"hangar/internal/blkhash"
 	"hangar/internal/catalog"
 	"hangar/internal/transfer"
 )
@@ -22,7 +23,10 @@ type transferRequest struct {
 	InactivityTimeout int64    `json:"inactivity_timeout"`
 }
 
-func transferRecord(r *http.Request, t *catalog.Transfer, st transfer.Stats) json.RawMessage {
+// transferRecord renders a transfer; block, when set, is imageio's block
+// checksum of what a finalized write transfer received, for the client to
+// compare with its own.
+func transferRecord(r *http.Request, t *catalog.Transfer, st transfer.Stats, block string) json.RawMessage {
 	var o orderedJSON
 	o.add("id", t.ID)
 	o.add("image_id", t.ImageID)
@@ -37,6 +41,9 @@ func transferRecord(r *http.Request, t *catalog.Transfer, st transfer.Stats) jso
 	o.add("connections", st.Active)
 	o.add("created_at", t.CreatedAt.UTC().Format(timeFormat))
 	o.add("updated_at", t.UpdatedAt.UTC().Format(timeFormat))
+	if block != "" {
+		o.add("block_checksum", map[string]any{"algorithm": blkhash.Algorithm, "block_size": blkhash.BlockSize, "checksum": block})
+	}
 	return o.bytes()
 }
 
@@ -73,7 +80,7 @@ func (a *API) createTransfer(w http.ResponseWriter, r *http.Request, id auth.Ide
 		return transferError(err)
 	}
 	w.Header().Set("Location", baseURL(r)+"/v2/images/"+imageID+"/transfers/"+t.ID)
-	return writeJSON(w, http.StatusCreated, transferRecord(r, t, transfer.Stats{}))
+	return writeJSON(w, http.StatusCreated, transferRecord(r, t, transfer.Stats{}, ""))
 }
 
 func transferError(err error) error {
@@ -111,18 +118,18 @@ func (a *API) showTransfer(w http.ResponseWriter, r *http.Request, id auth.Ident
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, transferRecord(r, t, st))
+	return writeJSON(w, http.StatusOK, transferRecord(r, t, st, ""))
 }
 
 func (a *API) finalizeTransfer(w http.ResponseWriter, r *http.Request, id auth.Identity) error {
 	if _, _, err := a.loadTransfer(r, id); err != nil {
 		return err
 	}
-	t, err := a.transfers.Finalize(r.Context(), r.PathValue("tid"))
+	t, block, err := a.transfers.Finalize(r.Context(), r.PathValue("tid"))
 	if err != nil {
 		return transferError(err)
 	}
-	return writeJSON(w, http.StatusOK, transferRecord(r, t, transfer.Stats{}))
+	return writeJSON(w, http.StatusOK, transferRecord(r, t, transfer.Stats{}, block))
 }
 
 func (a *API) cancelTransfer(w http.ResponseWriter, r *http.Request, id auth.Identity) error {

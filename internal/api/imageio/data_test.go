@@ -64,8 +64,9 @@ func TestConcurrentWritersRandomOrder(t *testing.T) {
 	if sum["checksum"] != h.HexSum() {
 		t.Fatalf("block checksum %v, want %s", sum["checksum"], h.HexSum())
 	}
-	if _, err := e.m.Finalize(context.Background(), tr.ID); err != nil {
-		t.Fatal(err)
+	_, block, err := e.m.Finalize(context.Background(), tr.ID)
+	if err != nil || block != h.HexSum() {
+		t.Fatalf("finalize: block checksum %q, want %q (%v)", block, h.HexSum(), err)
 	}
 	im, _ := e.cat.GetImage(context.Background(), id)
 	m := md5.Sum(src)
@@ -177,7 +178,7 @@ func TestTicketRules(t *testing.T) {
 	id := e.image()
 	url, tr := e.ticket(id, 1<<20, "write")
 	put(t, url, 0, make([]byte, 1<<20), "y")
-	if _, err := e.m.Finalize(context.Background(), tr.ID); err != nil {
+	if _, _, err := e.m.Finalize(context.Background(), tr.ID); err != nil {
 		t.Fatal(err)
 	}
 	forbidden := func(what string, r resp) {

@@ -155,7 +155,7 @@ func (a *API) deleteTicket(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if t.Phase == catalog.PhaseTransferring {
-		if _, err := a.m.Finalize(r.Context(), id); err != nil && !errors.Is(err, transfer.ErrForbidden) {
+		if _, _, err := a.m.Finalize(r.Context(), id); err != nil && !errors.Is(err, transfer.ErrForbidden) {
 			return err
 		}
 	}
