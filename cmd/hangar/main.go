@@ -3,8 +3,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -16,10 +19,20 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(serveCmd())
-	if err := root.Execute(); err != nil {
+	var f clientFlags
+	clients := []*cobra.Command{imageCmd(&f), uploadCmd(&f), downloadCmd(&f)}
+	for _, c := range clients {
+		f.register(c)
+	}
+	root.AddCommand(append(clients, serveCmd())...)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	// Ctrl-C cancels a transfer cleanly (the upload removes its image).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := root.ExecuteContext(ctx)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "hangar:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }
 

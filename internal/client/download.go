@@ -1,0 +1,160 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sync"
+
+	"hangar/internal/blkhash"
+	"hangar/internal/sparse"
+)
+
+// DownloadFile writes the active image imageID to path through a read
+// transfer: data extents as parallel ranged GETs written at their offsets,
+// holes left as holes (the file is sparse), then a comparison of the
+// file's block checksum with the server's.
+func (c *Client) DownloadFile(ctx context.Context, imageID, path string, opt TransferOptions) (*Transfer, error) {
+	opt.defaults()
+	t, err := c.CreateTransfer(ctx, imageID, "read", 0)
+	if err != nil {
+		return nil, err
+	}
+	defer c.FinalizeTransfer(context.WithoutCancel(ctx), imageID, t.ID)
+	opt.Progress.Total = t.Size
+	var exts []struct {
+		Start, Length int64
+		Zero          bool
+	}
+	if err := c.getJSON(ctx, t.TransferURL+"/extents?context=zero", &exts); err != nil {
+		return t, err
+	}
+	out, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return t, err
+	}
+	defer out.Close()
+	if err := out.Truncate(t.Size); err != nil { // all holes to begin with
+		return t, err
+	}
+	ops := make(chan op, len(exts))
+	for _, e := range exts {
+		if e.Zero {
+			count(opt.Progress, op{Off: e.Start, N: e.Length, Zero: true})
+			continue
+		}
+		for off := e.Start; off < e.Start+e.Length; off += maxOp {
+			ops <- op{Off: off, N: min(maxOp, e.Start+e.Length-off)}
+		}
+	}
+	close(ops)
+	if err := c.fetchAll(ctx, t.TransferURL, out, ops, opt); err != nil {
+		return t, err
+	}
+	if err := out.Sync(); err != nil {
+		return t, err
+	}
+	return t, c.verifyDownload(ctx, t, out)
+}
+
+func (c *Client) getJSON(ctx context.Context, u string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, "GET", u, nil)
+	if err != nil {
+		return err
+	}
+	res, err := c.send(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	return jsonDecode(res.Body, v)
+}
+
+func (c *Client) fetchAll(ctx context.Context, u string, out *os.File, ops <-chan op, opt TransferOptions) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, opt.Connections)
+	for i := 0; i < opt.Connections; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for o := range ops {
+				if err := c.fetchRetry(ctx, u, out, o, opt); err != nil {
+					errs <- err
+					cancel()
+					return
+				}
+				count(opt.Progress, o)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+func (c *Client) fetchRetry(ctx context.Context, u string, out *os.File, o op, opt TransferOptions) error {
+	for attempt := 0; ; attempt++ {
+		err := c.fetch(ctx, u, out, o)
+		if err == nil {
+			return nil
+		}
+		if !transient(err) || attempt >= opt.Retries || ctx.Err() != nil {
+			return fmt.Errorf("range %d+%d: %w", o.Off, o.N, err)
+		}
+		opt.Progress.Resent.Add(o.N)
+		backoff(ctx, attempt)
+	}
+}
+
+// fetch GETs one range and writes it at its offset.
+func (c *Client) fetch(ctx context.Context, u string, out *os.File, o op) error {
+	req, err := http.NewRequestWithContext(ctx, "GET", u, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", o.Off, o.Off+o.N-1))
+	res, err := c.send(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusPartialContent {
+		return fmt.Errorf("ranged GET answered %s", res.Status)
+	}
+	n, err := io.Copy(io.NewOffsetWriter(out, o.Off), io.LimitReader(res.Body, o.N))
+	if err == nil && n != o.N {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// verifyDownload compares the written file's block checksum (holes cost
+// nothing) with the server's.
+func (c *Client) verifyDownload(ctx context.Context, t *Transfer, out *os.File) error {
+	var server struct{ Checksum string }
+	if err := c.getJSON(ctx, t.TransferURL+"/checksum", &server); err != nil {
+		return err
+	}
+	exts, err := sparse.Extents(out, t.Size)
+	if err != nil {
+		return err
+	}
+	h := blkhash.New(blkhash.BlockSize)
+	for _, e := range exts {
+		if e.Hole {
+			h.Zero(e.Length)
+			continue
+		}
+		if _, err := io.Copy(h, io.NewSectionReader(out, e.Offset, e.Length)); err != nil {
+			return err
+		}
+	}
+	if got := h.HexSum(); got != server.Checksum {
+		return fmt.Errorf("downloaded image %s differs from the server's (block checksum %s, server %s)", t.ImageID, got, server.Checksum)
+	}
+	return nil
+}

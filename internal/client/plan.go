@@ -1,0 +1,104 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+
+	"hangar/internal/blkhash"
+	"hangar/internal/sparse"
+)
+
+// op is one request of a transfer: send [Off, Off+N) as data, or zero it.
+type op struct {
+	Off, N int64
+	Zero   bool
+}
+
+// maxOp bounds one data request, so work spreads over the connections and
+// a retry resends little.
+const maxOp = 64 << 20
+
+// planUpload maps f into data and zero ops: holes from SEEK_DATA/SEEK_HOLE,
+// and all-zero blocks inside data found by reading them. While it reads it
+// computes imageio's block checksum of the file, which finalize answers
+// with. Ops are sent on out as soon as they are known, so sending starts
+// before the whole file is read.
+func planUpload(ctx context.Context, f *os.File, size int64, out chan<- op) (string, error) {
+	defer close(out)
+	exts, err := sparse.Extents(f, size)
+	if err != nil {
+		return "", err
+	}
+	h := blkhash.New(blkhash.BlockSize)
+	var pending op
+	emit := func(o op) error {
+		if pending.N > 0 && pending.Zero == o.Zero && pending.Off+pending.N == o.Off && (o.Zero || pending.N+o.N <= maxOp) {
+			pending.N += o.N
+			return nil
+		}
+		if pending.N > 0 {
+			select {
+			case out <- pending:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		pending = o
+		return nil
+	}
+	buf := make([]byte, blkhash.BlockSize)
+	for _, e := range exts {
+		if e.Hole {
+			h.Zero(e.Length)
+			if err := emit(op{Off: e.Offset, N: e.Length, Zero: true}); err != nil {
+				return "", err
+			}
+			continue
+		}
+		if err := planData(f, e, buf, h, emit); err != nil {
+			return "", err
+		}
+	}
+	if err := emit(op{}); err != nil { // flush the last pending op
+		return "", err
+	}
+	return h.HexSum(), nil
+}
+
+// planData reads a data extent in blocks aligned to the checksum's blocks.
+func planData(f *os.File, e sparse.Extent, buf []byte, h *blkhash.Hash, emit func(op) error) error {
+	bs := int64(len(buf))
+	for off := e.Offset; off < e.Offset+e.Length; {
+		n := min(bs-off%bs, e.Offset+e.Length-off)
+		b := buf[:n]
+		if _, err := f.ReadAt(b, off); err != nil && err != io.EOF {
+			return err
+		}
+		zero := isZero(b)
+		if zero {
+			h.Zero(n)
+		} else {
+			h.Write(b)
+		}
+		if err := emit(op{Off: off, N: n, Zero: zero}); err != nil {
+			return err
+		}
+		off += n
+	}
+	return nil
+}
+
+var zeroPage = make([]byte, 64<<10)
+
+func isZero(b []byte) bool {
+	for len(b) > 0 {
+		n := min(len(b), len(zeroPage))
+		if !bytes.Equal(b[:n], zeroPage[:n]) {
+			return false
+		}
+		b = b[n:]
+	}
+	return true
+}

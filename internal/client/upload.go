@@ -1,0 +1,213 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"sync"
+	"time"
+)
+
+func jsonDecode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }
+
+// TransferOptions tune an upload or download.
+type TransferOptions struct {
+	Connections int // default 4, capped by the server's max_writers/max_readers
+	Retries     int // per range, for transient failures; default 5
+	Progress    *Progress
+}
+
+func (o *TransferOptions) defaults() {
+	if o.Connections <= 0 {
+		o.Connections = 4
+	}
+	if o.Retries <= 0 {
+		o.Retries = 5
+	}
+	if o.Progress == nil {
+		o.Progress = &Progress{}
+	}
+	if o.Progress.Started.IsZero() {
+		o.Progress.Started = time.Now()
+	}
+}
+
+// transient reports failures worth retrying: the network, 5xx answers.
+func transient(err error) bool {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae.Status >= 500
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, ErrUnreachable) || isConnReset(err)
+}
+
+// UploadFile sends path's bytes into the queued image imageID through a
+// write transfer: data ranges by sendfile over several connections, holes
+// and zero blocks as zero requests, then flush, finalize, and a comparison
+// of the server's block checksum with the one computed while reading.
+func (c *Client) UploadFile(ctx context.Context, imageID, path string, opt TransferOptions) (*Transfer, error) {
+	opt.defaults()
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := fi.Size()
+	opt.Progress.Total = size
+	t, err := c.CreateTransfer(ctx, imageID, "write", size)
+	if err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(t.TransferURL)
+	if err != nil {
+		return t, err
+	}
+	local, err := c.sendAll(ctx, u, path, f, size, opt)
+	if err != nil {
+		return t, err
+	}
+	fin, err := c.FinalizeTransfer(ctx, imageID, t.ID)
+	if err != nil {
+		return t, err
+	}
+	if fin.BlockChecksum == nil || fin.BlockChecksum.Checksum != local {
+		return fin, fmt.Errorf("the server's checksum of image %s differs from the file's (%v vs %s)", imageID, fin.BlockChecksum, local)
+	}
+	opt.Progress.Finished.Store(true)
+	return fin, nil
+}
+
+// sendAll plans the file and runs the workers; it returns the file's block
+// checksum.
+func (c *Client) sendAll(ctx context.Context, u *url.URL, path string, f *os.File, size int64, opt TransferOptions) (string, error) {
+	probe, err := dialData(u)
+	if err != nil {
+		return "", err
+	}
+	maxWriters, _, err := probe.options()
+	probe.Close()
+	if err != nil {
+		return "", err
+	}
+	conns := min(opt.Connections, maxWriters)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ops := make(chan op, 64)
+	var sum string
+	var planErr error
+	planned := make(chan struct{})
+	go func() {
+		sum, planErr = planUpload(ctx, f, size, ops)
+		close(planned)
+	}()
+	errs := make(chan error, conns)
+	var wg sync.WaitGroup
+	for i := 0; i < conns; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.sendWorker(ctx, u, path, ops, opt); err != nil {
+				errs <- err
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	<-planned
+	close(errs)
+	if err := <-errs; err != nil {
+		return "", err
+	}
+	if planErr != nil {
+		return "", planErr
+	}
+	return sum, c.flush(u)
+}
+
+func (c *Client) flush(u *url.URL) error {
+	d, err := dialData(u)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.flush()
+}
+
+// sendWorker sends ops on its own connection and its own file descriptor.
+func (c *Client) sendWorker(ctx context.Context, u *url.URL, path string, ops <-chan op, opt TransferOptions) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var d *dataConn
+	defer func() {
+		if d != nil {
+			d.Close()
+		}
+	}()
+	for o := range ops {
+		for attempt := 0; ; attempt++ {
+			if d == nil {
+				if d, err = dialData(u); err != nil {
+					if attempt < opt.Retries && ctx.Err() == nil {
+						backoff(ctx, attempt)
+						continue
+					}
+					return err
+				}
+			}
+			if err = sendOp(d, f, o); err == nil {
+				break
+			}
+			d.Close()
+			d = nil
+			if !transient(err) || attempt >= opt.Retries || ctx.Err() != nil {
+				return fmt.Errorf("range %d+%d: %w", o.Off, o.N, err)
+			}
+			if !o.Zero {
+				opt.Progress.Resent.Add(o.N)
+			}
+			backoff(ctx, attempt)
+		}
+		count(opt.Progress, o)
+	}
+	return nil
+}
+
+func sendOp(d *dataConn, f *os.File, o op) error {
+	if o.Zero {
+		return d.zero(o.Off, o.N)
+	}
+	return d.put(f, o.Off, o.N)
+}
+
+func count(p *Progress, o op) {
+	if o.Zero {
+		p.Zero.Add(o.N)
+		p.ZeroOps.Add(1)
+	} else {
+		p.Data.Add(o.N)
+		p.DataOps.Add(1)
+	}
+}
+
+// backoff waits 0.2 s, 0.4 s, … up to 5 s.
+func backoff(ctx context.Context, attempt int) {
+	d := min(200*time.Millisecond<<attempt, 5*time.Second)
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+	}
+}
