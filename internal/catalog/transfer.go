@@ -26,7 +26,8 @@ type Transfer struct {
 	InactivityTimeout int64 // seconds without requests before it expires
 	ExpiresAt         time.Time
 	Phase             string
-	Transferred       int64 // bytes moved, as last recorded
+	Transferred       int64   // bytes moved, as last recorded
+	Done              []Range // ranges written (or zeroed) and flushed: what a resumed client need not send
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
 }

@@ -102,7 +102,7 @@ func (c *Client) fetchRetry(ctx context.Context, u string, out *os.File, o op, o
 		if err == nil {
 			return nil
 		}
-		if !transient(err) || attempt >= opt.Retries || ctx.Err() != nil {
+		if !Transient(err) || attempt >= opt.Retries || ctx.Err() != nil {
 			return fmt.Errorf("range %d+%d: %w", o.Off, o.N, err)
 		}
 		opt.Progress.Resent.Add(o.N)

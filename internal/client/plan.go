@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"hangar/internal/blkhash"
+	"hangar/internal/catalog"
 	"hangar/internal/sparse"
 )
 
@@ -17,7 +18,8 @@ type op struct {
 }
 
 // maxOp bounds one data request, so work spreads over the connections and
-// a retry resends little.
+// a retry resends little. Uploads also keep requests within the flush
+// interval, which bounds what a resume sends again.
 const maxOp = 64 << 20
 
 // planUpload maps f into data and zero ops: holes from SEEK_DATA/SEEK_HOLE,
@@ -25,7 +27,10 @@ const maxOp = 64 << 20
 // computes imageio's block checksum of the file, which finalize answers
 // with. Ops are sent on out as soon as they are known, so sending starts
 // before the whole file is read.
-func planUpload(ctx context.Context, f *os.File, size int64, out chan<- op) (string, error) {
+//
+// Ranges in done (already received by the server, when resuming) are not
+// sent again; they still count in the checksum, which covers the file.
+func planUpload(ctx context.Context, f *os.File, size, opSize int64, done []catalog.Range, out chan<- op) (string, error) {
 	defer close(out)
 	exts, err := sparse.Extents(f, size)
 	if err != nil {
@@ -34,13 +39,13 @@ func planUpload(ctx context.Context, f *os.File, size int64, out chan<- op) (str
 	h := blkhash.New(blkhash.BlockSize)
 	var pending op
 	emit := func(o op) error {
-		if pending.N > 0 && pending.Zero == o.Zero && pending.Off+pending.N == o.Off && (o.Zero || pending.N+o.N <= maxOp) {
+		if pending.N > 0 && pending.Zero == o.Zero && pending.Off+pending.N == o.Off && (o.Zero || pending.N+o.N <= opSize) {
 			pending.N += o.N
 			return nil
 		}
-		if pending.N > 0 {
+		for _, r := range catalog.SubtractRanges(catalog.Range{Off: pending.Off, Len: pending.N}, done) {
 			select {
-			case out <- pending:
+			case out <- op{Off: r.Off, N: r.Len, Zero: pending.Zero}:
 			case <-ctx.Done():
 				return ctx.Err()
 			}

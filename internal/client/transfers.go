@@ -7,12 +7,17 @@ import (
 
 // Transfer is a transfer record of the Image API.
 type Transfer struct {
-	ID            string `json:"id"`
-	ImageID       string `json:"image_id"`
-	Size          int64  `json:"size"`
-	TransferURL   string `json:"transfer_url"`
-	Phase         string `json:"phase"`
-	Transferred   int64  `json:"transferred"`
+	ID          string   `json:"id"`
+	ImageID     string   `json:"image_id"`
+	Size        int64    `json:"size"`
+	TransferURL string   `json:"transfer_url"`
+	Phase       string   `json:"phase"`
+	Transferred int64    `json:"transferred"`
+	Ops         []string `json:"ops"`
+	Done        []struct {
+		Start  int64 `json:"start"`
+		Length int64 `json:"length"`
+	} `json:"done_ranges"`
 	BlockChecksum *struct {
 		Algorithm string `json:"algorithm"`
 		BlockSize int    `json:"block_size"`
@@ -52,4 +57,22 @@ func (c *Client) FinalizeTransfer(ctx context.Context, imageID, id string) (*Tra
 // CancelTransfer discards a transfer.
 func (c *Client) CancelTransfer(ctx context.Context, imageID, id string) error {
 	return c.doJSON(ctx, "DELETE", transfersPath(imageID)+"/"+id, "", nil, nil)
+}
+
+// ListTransfers returns an image's transfers.
+func (c *Client) ListTransfers(ctx context.Context, imageID string) ([]*Transfer, error) {
+	var body struct {
+		Transfers []*Transfer `json:"transfers"`
+	}
+	err := c.doJSON(ctx, "GET", transfersPath(imageID), "", nil, &body)
+	return body.Transfers, err
+}
+
+// DoneBytes is how much of the image a resumed upload need not send.
+func (t *Transfer) DoneBytes() int64 {
+	var n int64
+	for _, d := range t.Done {
+		n += d.Length
+	}
+	return n
 }

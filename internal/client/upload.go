@@ -11,6 +11,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"hangar/internal/catalog"
 )
 
 func jsonDecode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }
@@ -20,6 +22,11 @@ type TransferOptions struct {
 	Connections int // default 4, capped by the server's max_writers/max_readers
 	Retries     int // per range, for transient failures; default 5
 	Progress    *Progress
+	// Resume continues this write transfer, skipping its done ranges.
+	Resume *Transfer
+	// FlushEvery is how many bytes a connection sends between flushes; a
+	// flush is what makes the server record ranges as done (default 256 MiB).
+	FlushEvery int64
 }
 
 func (o *TransferOptions) defaults() {
@@ -29,6 +36,9 @@ func (o *TransferOptions) defaults() {
 	if o.Retries <= 0 {
 		o.Retries = 5
 	}
+	if o.FlushEvery <= 0 {
+		o.FlushEvery = 256 << 20
+	}
 	if o.Progress == nil {
 		o.Progress = &Progress{}
 	}
@@ -37,8 +47,8 @@ func (o *TransferOptions) defaults() {
 	}
 }
 
-// transient reports failures worth retrying: the network, 5xx answers.
-func transient(err error) bool {
+// Transient reports failures worth retrying or resuming: the network, 5xx.
+func Transient(err error) bool {
 	var ae *APIError
 	if errors.As(err, &ae) {
 		return ae.Status >= 500
@@ -65,9 +75,13 @@ func (c *Client) UploadFile(ctx context.Context, imageID, path string, opt Trans
 	}
 	size := fi.Size()
 	opt.Progress.Total = size
-	t, err := c.CreateTransfer(ctx, imageID, "write", size)
-	if err != nil {
-		return nil, err
+	t := opt.Resume
+	if t == nil {
+		if t, err = c.CreateTransfer(ctx, imageID, "write", size); err != nil {
+			return nil, err
+		}
+	} else if t.Size != size {
+		return t, fmt.Errorf("cannot resume: the transfer is for %d bytes, the file has %d", t.Size, size)
 	}
 	u, err := url.Parse(t.TransferURL)
 	if err != nil {
@@ -108,7 +122,13 @@ func (c *Client) sendAll(ctx context.Context, u *url.URL, path string, f *os.Fil
 	var planErr error
 	planned := make(chan struct{})
 	go func() {
-		sum, planErr = planUpload(ctx, f, size, ops)
+		var done []catalog.Range
+		if opt.Resume != nil {
+			for _, d := range opt.Resume.Done {
+				done = append(done, catalog.Range{Off: d.Start, Len: d.Length})
+			}
+		}
+		sum, planErr = planUpload(ctx, f, size, min(maxOp, opt.FlushEvery), done, ops)
 		close(planned)
 	}()
 	errs := make(chan error, conns)
@@ -157,6 +177,7 @@ func (c *Client) sendWorker(ctx context.Context, u *url.URL, path string, ops <-
 			d.Close()
 		}
 	}()
+	var sinceFlush int64
 	for o := range ops {
 		for attempt := 0; ; attempt++ {
 			if d == nil {
@@ -173,7 +194,7 @@ func (c *Client) sendWorker(ctx context.Context, u *url.URL, path string, ops <-
 			}
 			d.Close()
 			d = nil
-			if !transient(err) || attempt >= opt.Retries || ctx.Err() != nil {
+			if !Transient(err) || attempt >= opt.Retries || ctx.Err() != nil {
 				return fmt.Errorf("range %d+%d: %w", o.Off, o.N, err)
 			}
 			if !o.Zero {
@@ -182,6 +203,13 @@ func (c *Client) sendWorker(ctx context.Context, u *url.URL, path string, ops <-
 			backoff(ctx, attempt)
 		}
 		count(opt.Progress, o)
+		if sinceFlush += o.N; !o.Zero && sinceFlush >= opt.FlushEvery {
+			// Durable progress: what a resumed upload will not resend.
+			if err := d.flush(); err != nil {
+				return fmt.Errorf("flush: %w", err)
+			}
+			sinceFlush = 0
+		}
 	}
 	return nil
 }

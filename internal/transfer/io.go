@@ -51,6 +51,7 @@ func (l *Lease) WriteFrom(src io.Reader, off, n int64) (int64, error) {
 			return done, err
 		}
 	}
+	l.s.addPending(off, n)
 	return done, nil
 }
 
@@ -59,13 +60,21 @@ func (l *Lease) Zero(off, n int64) error {
 	if err := l.checkRange(off, n); err != nil {
 		return err
 	}
-	if z, ok := l.s.partial.(storage.Zeroer); ok {
+	if err := zero(l.s.partial, off, n); err != nil {
+		return err
+	}
+	l.s.addPending(off, n)
+	return nil
+}
+
+func zero(p storage.Partial, off, n int64) error {
+	if z, ok := p.(storage.Zeroer); ok {
 		return z.Zero(off, n)
 	}
 	zeros := make([]byte, min(n, 1<<20))
 	for done := int64(0); done < n; {
 		m := min(int64(len(zeros)), n-done)
-		if _, err := l.s.partial.WriteAt(zeros[:m], off+done); err != nil {
+		if _, err := p.WriteAt(zeros[:m], off+done); err != nil {
 			return err
 		}
 		done += m
@@ -73,23 +82,29 @@ func (l *Lease) Zero(off, n int64) error {
 	return nil
 }
 
-// Flush makes written data durable and records progress in the catalog.
+// Flush makes written data durable and records, in the catalog, the bytes
+// moved and the ranges now done, which a resuming client skips.
 func (l *Lease) Flush(ctx context.Context) error {
 	if l.s.partial == nil {
 		return nil // a read transfer has nothing to flush
 	}
+	done := l.s.takePending() // only writes finished before the fsync
 	if f, ok := l.s.partial.(storage.Flusher); ok {
 		if err := f.Flush(); err != nil {
+			l.s.pmu.Lock()
+			l.s.pending = append(l.s.pending, done...)
+			l.s.pmu.Unlock()
 			return err
 		}
 	}
-	return l.m.recordProgress(ctx, l.s)
+	return l.m.recordProgress(ctx, l.s, done)
 }
 
-func (m *Manager) recordProgress(ctx context.Context, s *session) error {
+func (m *Manager) recordProgress(ctx context.Context, s *session, done []catalog.Range) error {
 	moved := s.moved.Load()
 	_, err := m.cat.UpdateTransfer(ctx, s.t.ID, func(t *catalog.Transfer) error {
 		t.Transferred = max(t.Transferred, moved)
+		t.Done = catalog.AddRanges(t.Done, done...)
 		return nil
 	})
 	return err

@@ -23,6 +23,11 @@ type session struct {
 	// blockChecksum is set by a successful finalize.
 	blockChecksum string
 
+	// pending are ranges written since the last flush; a flush makes them
+	// durable and records them in the catalog as done.
+	pmu     sync.Mutex
+	pending []catalog.Range
+
 	readers, writers chan struct{}
 	lastUse          atomic.Int64 // unix nanoseconds
 	moved            atomic.Int64
@@ -149,3 +154,17 @@ func (l *Lease) Release() {
 
 // Transfer is the ticket this lease was admitted on.
 func (l *Lease) Transfer() *catalog.Transfer { return l.s.t }
+
+func (s *session) addPending(off, n int64) {
+	s.pmu.Lock()
+	s.pending = append(s.pending, catalog.Range{Off: off, Len: n})
+	s.pmu.Unlock()
+}
+
+func (s *session) takePending() []catalog.Range {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	p := s.pending
+	s.pending = nil
+	return p
+}

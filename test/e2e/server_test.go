@@ -40,7 +40,17 @@ func freeAddr(t *testing.T) string {
 // prefix (strace …) to run it under.
 func startServer(t *testing.T, data string, wrap []string, extra ...string) *server {
 	t.Helper()
-	addr := freeAddr(t)
+	return startOn(t, data, freeAddr(t), wrap, extra...)
+}
+
+// startServerAt restarts a server on the address a client already uses.
+func startServerAt(t *testing.T, data, addr string) *server {
+	t.Helper()
+	return startOn(t, data, addr, nil)
+}
+
+func startOn(t *testing.T, data, addr string, wrap []string, extra ...string) *server {
+	t.Helper()
 	args := append([]string{hangarBin, "serve", "--data", data, "--listen", addr}, extra...)
 	args = append(append([]string{}, wrap...), args...)
 	s := &server{t: t, url: "http://" + addr, data: data, log: &bytes.Buffer{}}

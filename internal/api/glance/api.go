@@ -102,6 +102,7 @@ func (a *API) Handler() http.Handler {
 		"PUT /v2/images/{id}/members/{member}":          a.updateMember,
 		"DELETE /v2/images/{id}/members/{member}":       a.deleteMember,
 		"POST /v2/images/{id}/transfers":                a.createTransfer,
+		"GET /v2/images/{id}/transfers":                 a.listTransfers,
 		"GET /v2/images/{id}/transfers/{tid}":           a.showTransfer,
 		"POST /v2/images/{id}/transfers/{tid}/finalize": a.finalizeTransfer,
 		"DELETE /v2/images/{id}/transfers/{tid}":        a.cancelTransfer,

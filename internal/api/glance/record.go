@@ -35,7 +35,7 @@ func (o *orderedJSON) add(key string, v any) {
 	o.buf.Write(val)
 }
 
-func (o *orderedJSON) bytes() []byte {
+func (o *orderedJSON) bytes() json.RawMessage {
 	if o.buf.Len() == 0 {
 		return []byte("{}")
 	}

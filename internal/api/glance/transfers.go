@@ -39,6 +39,11 @@ func transferRecord(r *http.Request, t *catalog.Transfer, st transfer.Stats, blo
 	o.add("phase", t.Phase)
 	o.add("transferred", max(t.Transferred, st.Transferred))
 	o.add("connections", st.Active)
+	done := t.Done
+	if done == nil {
+		done = []catalog.Range{}
+	}
+	o.add("done_ranges", done)
 	o.add("created_at", t.CreatedAt.UTC().Format(timeFormat))
 	o.add("updated_at", t.UpdatedAt.UTC().Format(timeFormat))
 	if block != "" {
@@ -140,4 +145,25 @@ func (a *API) cancelTransfer(w http.ResponseWriter, r *http.Request, id auth.Ide
 		return transferError(err)
 	}
 	return noContent(w)
+}
+
+func (a *API) listTransfers(w http.ResponseWriter, r *http.Request, id auth.Identity) error {
+	if err := a.needTransfers(); err != nil {
+		return err
+	}
+	if _, err := a.loadOwnImage(r.Context(), id, r.PathValue("id")); err != nil {
+		return err
+	}
+	ts, err := a.cat.ListTransfers(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	out := make([]json.RawMessage, 0, len(ts))
+	for _, t := range ts {
+		_, st, _ := a.transfers.Get(r.Context(), t.ID)
+		out = append(out, transferRecord(r, t, st, ""))
+	}
+	var o orderedJSON
+	o.add("transfers", out)
+	return writeJSON(w, http.StatusOK, o.bytes())
 }

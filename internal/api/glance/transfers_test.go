@@ -49,6 +49,12 @@ func TestTransferLifecycle(t *testing.T) {
 	if got := e.do("GET", "/v2/images/"+id+"/transfers/"+tid, nil).json(t); got["transferred"] != float64(len(data)) {
 		t.Fatalf("progress: %v", got)
 	}
+	// The PUTs flushed (flush=y is the default): both halves are done.
+	list := e.do("GET", "/v2/images/"+id+"/transfers", nil).json(t)["transfers"].([]any)
+	done := list[0].(map[string]any)["done_ranges"].([]any)
+	if len(list) != 1 || len(done) != 1 || done[0].(map[string]any)["length"] != float64(len(data)) {
+		t.Fatalf("transfer list: %v", list)
+	}
 	r = e.do("POST", "/v2/images/"+id+"/transfers/"+tid+"/finalize", nil)
 	if r.status != 200 || r.json(t)["phase"] != "finished" {
 		t.Fatalf("finalize: %d %s", r.status, r.body)

@@ -40,7 +40,14 @@ func testTransfers(t *testing.T, c catalog.Catalog) {
 	if !got.Can("read") || !got.Can("write") {
 		t.Fatal("write transfer must allow read and write")
 	}
-	up, err := c.UpdateTransfer(ctx, tr.ID, func(t *catalog.Transfer) error { t.Transferred = 42; return nil })
+	up, err := c.UpdateTransfer(ctx, tr.ID, func(t *catalog.Transfer) error {
+		t.Transferred = 42
+		t.Done = catalog.AddRanges(t.Done, catalog.Range{Off: 0, Len: 10}, catalog.Range{Off: 100, Len: 5})
+		return nil
+	})
+	if again, _ := c.GetTransfer(ctx, tr.ID); err != nil || len(again.Done) != 2 || again.Done[1].Off != 100 {
+		t.Fatalf("done ranges not stored: %+v %v", again, err)
+	}
 	if err != nil || up.Transferred != 42 {
 		t.Fatalf("update: %+v %v", up, err)
 	}

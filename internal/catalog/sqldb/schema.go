@@ -68,6 +68,7 @@ var migrations = []string{
 		updated_at BIGINT NOT NULL
 	);
 	CREATE INDEX transfers_image ON transfers (image_id)`,
+	`ALTER TABLE transfers ADD COLUMN done_ranges TEXT NOT NULL DEFAULT '[]'`,
 }
 
 func (c *Catalog) migrate(ctx context.Context) error {

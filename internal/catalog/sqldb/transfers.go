@@ -3,6 +3,7 @@ package sqldb
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -11,21 +12,31 @@ import (
 )
 
 const transferColumns = `id, image_id, ops, size, timeout, inactivity_timeout, expires_at, phase,
-	transferred, created_at, updated_at`
+	transferred, created_at, updated_at, done_ranges`
 
 func transferArgs(t *catalog.Transfer) []any {
+	done, _ := json.Marshal(t.Done)
+	if t.Done == nil {
+		done = []byte("[]")
+	}
 	return []any{t.ID, t.ImageID, strings.Join(t.Ops, ","), t.Size, t.Timeout, t.InactivityTimeout,
-		nanos(t.ExpiresAt), t.Phase, t.Transferred, nanos(t.CreatedAt), nanos(t.UpdatedAt)}
+		nanos(t.ExpiresAt), t.Phase, t.Transferred, nanos(t.CreatedAt), nanos(t.UpdatedAt), string(done)}
 }
 
 func scanTransfer(s scanner) (*catalog.Transfer, error) {
 	var t catalog.Transfer
-	var ops string
+	var ops, done string
 	var expires, created, updated int64
 	err := s.Scan(&t.ID, &t.ImageID, &ops, &t.Size, &t.Timeout, &t.InactivityTimeout, &expires,
-		&t.Phase, &t.Transferred, &created, &updated)
+		&t.Phase, &t.Transferred, &created, &updated, &done)
 	if err != nil {
 		return nil, err
+	}
+	if err := json.Unmarshal([]byte(done), &t.Done); err != nil {
+		return nil, fmt.Errorf("done ranges: %w", err)
+	}
+	if len(t.Done) == 0 {
+		t.Done = nil
 	}
 	t.Ops = strings.Split(ops, ",")
 	t.ExpiresAt, t.CreatedAt, t.UpdatedAt = fromNanos(expires), fromNanos(created), fromNanos(updated)
@@ -41,7 +52,7 @@ func (c *Catalog) CreateTransfer(ctx context.Context, t *catalog.Transfer) error
 			return err
 		}
 		_, err := tx.ExecContext(ctx, c.q(`INSERT INTO transfers (`+transferColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), transferArgs(t)...)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), transferArgs(t)...)
 		return c.wrapUnique(err, "create transfer")
 	})
 }
@@ -75,7 +86,7 @@ func (c *Catalog) UpdateTransfer(ctx context.Context, id string, mutate func(*ca
 		args := append(transferArgs(t)[1:], id)
 		_, err = tx.ExecContext(ctx, c.q(`UPDATE transfers SET image_id = ?, ops = ?, size = ?,
 			timeout = ?, inactivity_timeout = ?, expires_at = ?, phase = ?, transferred = ?,
-			created_at = ?, updated_at = ? WHERE id = ?`), args...)
+			created_at = ?, updated_at = ?, done_ranges = ? WHERE id = ?`), args...)
 		if err != nil {
 			return fmt.Errorf("catalog: update transfer: %w", err)
 		}
