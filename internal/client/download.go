@@ -9,15 +9,22 @@ import (
 	"sync"
 
 	"hangar/internal/blkhash"
+	"hangar/internal/catalog"
 	"hangar/internal/sparse"
 )
 
 // DownloadFile writes the active image imageID to path through a read
 // transfer: data extents as parallel ranged GETs written at their offsets,
 // holes left as holes (the file is sparse), then a comparison of the
-// file's block checksum with the server's.
+// file's block checksum with the server's. Progress is kept beside the
+// file (path + ".hangar-download") until the end, so that an interrupted
+// download run again fetches only the ranges it lacks.
 func (c *Client) DownloadFile(ctx context.Context, imageID, path string, opt TransferOptions) (*Transfer, error) {
 	opt.defaults()
+	im, err := c.GetImage(ctx, imageID)
+	if err != nil {
+		return nil, err
+	}
 	t, err := c.CreateTransfer(ctx, imageID, "read", 0)
 	if err != nil {
 		return nil, err
@@ -31,35 +38,53 @@ func (c *Client) DownloadFile(ctx context.Context, imageID, path string, opt Tra
 	if err := c.getJSON(ctx, t.TransferURL+"/extents?context=zero", &exts); err != nil {
 		return t, err
 	}
-	out, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	st := loadState(path, imageID, t.Size, im.Str("checksum"))
+	flags := os.O_RDWR | os.O_CREATE
+	if len(st.Done) == 0 {
+		flags |= os.O_TRUNC
+	}
+	out, err := os.OpenFile(path, flags, 0o644)
 	if err != nil {
 		return t, err
 	}
 	defer out.Close()
-	if err := out.Truncate(t.Size); err != nil { // all holes to begin with
+	if err := out.Truncate(t.Size); err != nil { // holes where nothing is written
 		return t, err
 	}
-	ops := make(chan op, len(exts))
+	ops := make(chan op, len(exts)+len(st.Done)+16)
 	for _, e := range exts {
 		if e.Zero {
 			count(opt.Progress, op{Off: e.Start, N: e.Length, Zero: true})
 			continue
 		}
-		for off := e.Start; off < e.Start+e.Length; off += maxOp {
-			ops <- op{Off: off, N: min(maxOp, e.Start+e.Length-off)}
+		for _, r := range catalog.SubtractRanges(catalog.Range{Off: e.Start, Len: e.Length}, st.Done) {
+			for off := r.Off; off < r.Off+r.Len; off += maxOp {
+				ops <- op{Off: off, N: min(maxOp, r.Off+r.Len-off)}
+			}
 		}
 	}
 	close(ops)
-	if err := c.fetchAll(ctx, t.TransferURL, out, ops, opt); err != nil {
+	err = c.fetchAll(ctx, t.TransferURL, out, ops, opt, st)
+	if serr := st.save(out); err == nil {
+		err = serr
+	}
+	if err != nil {
 		return t, err
 	}
-	if err := out.Sync(); err != nil {
+	if err := c.verifyDownload(ctx, t, out); err != nil {
 		return t, err
 	}
-	return t, c.verifyDownload(ctx, t, out)
+	st.remove()
+	return t, nil
 }
 
+// getJSON GETs a JSON document of the data path, retrying transient
+// failures like the ranges do.
 func (c *Client) getJSON(ctx context.Context, u string, v any) error {
+	return retry(ctx, 5, func() error { return c.getJSONOnce(ctx, u, v) })
+}
+
+func (c *Client) getJSONOnce(ctx context.Context, u string, v any) error {
 	req, err := http.NewRequestWithContext(ctx, "GET", u, nil)
 	if err != nil {
 		return err
@@ -72,7 +97,7 @@ func (c *Client) getJSON(ctx context.Context, u string, v any) error {
 	return jsonDecode(res.Body, v)
 }
 
-func (c *Client) fetchAll(ctx context.Context, u string, out *os.File, ops <-chan op, opt TransferOptions) error {
+func (c *Client) fetchAll(ctx context.Context, u string, out *os.File, ops <-chan op, opt TransferOptions, st *downloadState) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -88,6 +113,7 @@ func (c *Client) fetchAll(ctx context.Context, u string, out *os.File, ops <-cha
 					return
 				}
 				count(opt.Progress, o)
+				st.add(out, o)
 			}
 		}()
 	}
@@ -97,17 +123,17 @@ func (c *Client) fetchAll(ctx context.Context, u string, out *os.File, ops <-cha
 }
 
 func (c *Client) fetchRetry(ctx context.Context, u string, out *os.File, o op, opt TransferOptions) error {
-	for attempt := 0; ; attempt++ {
-		err := c.fetch(ctx, u, out, o)
-		if err == nil {
-			return nil
+	tries := 0
+	err := retry(ctx, opt.Retries, func() error {
+		if tries++; tries > 1 {
+			opt.Progress.Resent.Add(o.N)
 		}
-		if !Transient(err) || attempt >= opt.Retries || ctx.Err() != nil {
-			return fmt.Errorf("range %d+%d: %w", o.Off, o.N, err)
-		}
-		opt.Progress.Resent.Add(o.N)
-		backoff(ctx, attempt)
+		return c.fetch(ctx, u, out, o)
+	})
+	if err != nil {
+		return fmt.Errorf("range %d+%d: %w", o.Off, o.N, err)
 	}
+	return nil
 }
 
 // fetch GETs one range and writes it at its offset.

@@ -105,12 +105,16 @@ func (c *Client) UploadFile(ctx context.Context, imageID, path string, opt Trans
 // sendAll plans the file and runs the workers; it returns the file's block
 // checksum.
 func (c *Client) sendAll(ctx context.Context, u *url.URL, path string, f *os.File, size int64, opt TransferOptions) (string, error) {
-	probe, err := dialData(u)
-	if err != nil {
-		return "", err
-	}
-	maxWriters, _, err := probe.options()
-	probe.Close()
+	var maxWriters int
+	err := retry(ctx, opt.Retries, func() error {
+		probe, err := dialData(u)
+		if err != nil {
+			return err
+		}
+		defer probe.Close()
+		maxWriters, _, err = probe.options()
+		return err
+	})
 	if err != nil {
 		return "", err
 	}
@@ -152,7 +156,7 @@ func (c *Client) sendAll(ctx context.Context, u *url.URL, path string, f *os.Fil
 	if planErr != nil {
 		return "", planErr
 	}
-	return sum, c.flush(u)
+	return sum, retry(ctx, opt.Retries, func() error { return c.flush(u) })
 }
 
 func (c *Client) flush(u *url.URL) error {
@@ -228,6 +232,18 @@ func count(p *Progress, o op) {
 	} else {
 		p.Data.Add(o.N)
 		p.DataOps.Add(1)
+	}
+}
+
+// retry runs fn until it succeeds, fails for good, or attempts retries
+// have failed transiently, backing off between tries.
+func retry(ctx context.Context, attempts int, fn func() error) error {
+	for attempt := 0; ; attempt++ {
+		err := fn()
+		if err == nil || !Transient(err) || attempt >= attempts || ctx.Err() != nil {
+			return err
+		}
+		backoff(ctx, attempt)
 	}
 }
 
