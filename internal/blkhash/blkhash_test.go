@@ -2,6 +2,7 @@ package blkhash
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"testing"
@@ -55,5 +56,20 @@ func TestZeroEqualsWritingZeros(t *testing.T) {
 	}
 	if !bytes.Equal(digestOfZeros(bs), BlockDigest(make([]byte, bs))) {
 		t.Fatal("precomputed zero digest is wrong")
+	}
+}
+
+func TestParallelSumMatchesStream(t *testing.T) {
+	const bs = 64 << 10
+	data := make([]byte, 7*bs+99)
+	rand.Read(data[:bs])
+	rand.Read(data[5*bs:])
+	// Bytes [bs, 5*bs) are zeros: say so for part of them, not all.
+	holes := []Hole{{Off: bs + 100, Len: 3*bs - 100}}
+	for _, w := range []int{1, 2, 5} {
+		got, err := Sum(context.Background(), bytes.NewReader(data), int64(len(data)), holes, bs, w)
+		if err != nil || got != reference(data, bs) {
+			t.Fatalf("workers %d: %s, %v; want %s", w, got, err, reference(data, bs))
+		}
 	}
 }

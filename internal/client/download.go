@@ -151,7 +151,9 @@ func (c *Client) fetch(ctx context.Context, u string, out *os.File, o op) error 
 	if res.StatusCode != http.StatusPartialContent {
 		return fmt.Errorf("ranged GET answered %s", res.Status)
 	}
-	n, err := io.Copy(io.NewOffsetWriter(out, o.Off), io.LimitReader(res.Body, o.N))
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	n, err := io.CopyBuffer(io.NewOffsetWriter(out, o.Off), io.LimitReader(res.Body, o.N), *bp)
 	if err == nil && n != o.N {
 		err = io.ErrUnexpectedEOF
 	}
@@ -159,7 +161,7 @@ func (c *Client) fetch(ctx context.Context, u string, out *os.File, o op) error 
 }
 
 // verifyDownload compares the written file's block checksum (holes cost
-// nothing) with the server's.
+// nothing, blocks hashed on every core) with the server's.
 func (c *Client) verifyDownload(ctx context.Context, t *Transfer, out *os.File) error {
 	var server struct{ Checksum string }
 	if err := c.getJSON(ctx, t.TransferURL+"/checksum", &server); err != nil {
@@ -169,17 +171,11 @@ func (c *Client) verifyDownload(ctx context.Context, t *Transfer, out *os.File) 
 	if err != nil {
 		return err
 	}
-	h := blkhash.New(blkhash.BlockSize)
-	for _, e := range exts {
-		if e.Hole {
-			h.Zero(e.Length)
-			continue
-		}
-		if _, err := io.Copy(h, io.NewSectionReader(out, e.Offset, e.Length)); err != nil {
-			return err
-		}
+	got, err := blkhash.Sum(ctx, out, t.Size, holesOf(exts), blkhash.BlockSize, 0)
+	if err != nil {
+		return err
 	}
-	if got := h.HexSum(); got != server.Checksum {
+	if got != server.Checksum {
 		return fmt.Errorf("downloaded image %s differs from the server's (block checksum %s, server %s)", t.ImageID, got, server.Checksum)
 	}
 	return nil

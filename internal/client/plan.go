@@ -22,21 +22,13 @@ type op struct {
 // interval, which bounds what a resume sends again.
 const maxOp = 64 << 20
 
-// planUpload maps f into data and zero ops: holes from SEEK_DATA/SEEK_HOLE,
-// and all-zero blocks inside data found by reading them. While it reads it
-// computes imageio's block checksum of the file, which finalize answers
-// with. Ops are sent on out as soon as they are known, so sending starts
-// before the whole file is read.
-//
-// Ranges in done (already received by the server, when resuming) are not
-// sent again; they still count in the checksum, which covers the file.
-func planUpload(ctx context.Context, f *os.File, size, opSize int64, done []catalog.Range, out chan<- op) (string, error) {
+// planUpload maps f (whose extents are exts) into data and zero ops: holes
+// from SEEK_DATA/SEEK_HOLE, and all-zero blocks inside data found by
+// reading them. Ops are sent on out as soon as they are known, so sending
+// starts before the whole file is read. Ranges in done (already received by
+// the server, when resuming) are not sent again.
+func planUpload(ctx context.Context, f *os.File, exts []sparse.Extent, opSize int64, done []catalog.Range, out chan<- op) error {
 	defer close(out)
-	exts, err := sparse.Extents(f, size)
-	if err != nil {
-		return "", err
-	}
-	h := blkhash.New(blkhash.BlockSize)
 	var pending op
 	emit := func(o op) error {
 		if pending.N > 0 && pending.Zero == o.Zero && pending.Off+pending.N == o.Off && (o.Zero || pending.N+o.N <= opSize) {
@@ -56,24 +48,20 @@ func planUpload(ctx context.Context, f *os.File, size, opSize int64, done []cata
 	buf := make([]byte, blkhash.BlockSize)
 	for _, e := range exts {
 		if e.Hole {
-			h.Zero(e.Length)
 			if err := emit(op{Off: e.Offset, N: e.Length, Zero: true}); err != nil {
-				return "", err
+				return err
 			}
 			continue
 		}
-		if err := planData(f, e, buf, h, emit); err != nil {
-			return "", err
+		if err := planData(f, e, buf, emit); err != nil {
+			return err
 		}
 	}
-	if err := emit(op{}); err != nil { // flush the last pending op
-		return "", err
-	}
-	return h.HexSum(), nil
+	return emit(op{}) // flush the last pending op
 }
 
 // planData reads a data extent in blocks aligned to the checksum's blocks.
-func planData(f *os.File, e sparse.Extent, buf []byte, h *blkhash.Hash, emit func(op) error) error {
+func planData(f *os.File, e sparse.Extent, buf []byte, emit func(op) error) error {
 	bs := int64(len(buf))
 	for off := e.Offset; off < e.Offset+e.Length; {
 		n := min(bs-off%bs, e.Offset+e.Length-off)
@@ -81,13 +69,7 @@ func planData(f *os.File, e sparse.Extent, buf []byte, h *blkhash.Hash, emit fun
 		if _, err := f.ReadAt(b, off); err != nil && err != io.EOF {
 			return err
 		}
-		zero := isZero(b)
-		if zero {
-			h.Zero(n)
-		} else {
-			h.Write(b)
-		}
-		if err := emit(op{Off: off, N: n, Zero: zero}); err != nil {
+		if err := emit(op{Off: off, N: n, Zero: isZero(b)}); err != nil {
 			return err
 		}
 		off += n

@@ -39,12 +39,12 @@ func loadState(out, imageID string, size int64, md5 string) *downloadState {
 	return st
 }
 
-// add records a finished range; about once a second the output is synced
-// and the state saved.
+// add records a finished range; every few seconds the output is synced
+// and the state saved (a sync is not free: it waits for the disk).
 func (st *downloadState) add(out *os.File, o op) {
 	st.mu.Lock()
 	st.pending = append(st.pending, catalog.Range{Off: o.Off, Len: o.N})
-	due := time.Since(st.saved) > time.Second
+	due := time.Since(st.saved) > 5*time.Second
 	st.mu.Unlock()
 	if due {
 		st.save(out)

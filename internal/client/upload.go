@@ -12,10 +12,15 @@ import (
 	"sync"
 	"time"
 
+	"hangar/internal/blkhash"
 	"hangar/internal/catalog"
+	"hangar/internal/sparse"
 )
 
 func jsonDecode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }
+
+// bufPool holds the 1 MiB buffers ranged downloads copy through.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
 
 // TransferOptions tune an upload or download.
 type TransferOptions struct {
@@ -121,10 +126,14 @@ func (c *Client) sendAll(ctx context.Context, u *url.URL, path string, f *os.Fil
 	conns := min(opt.Connections, maxWriters)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	exts, err := sparse.Extents(f, size)
+	if err != nil {
+		return "", err
+	}
 	ops := make(chan op, 64)
 	var sum string
-	var planErr error
-	planned := make(chan struct{})
+	var planErr, sumErr error
+	planned, summed := make(chan struct{}), make(chan struct{})
 	go func() {
 		var done []catalog.Range
 		if opt.Resume != nil {
@@ -132,8 +141,12 @@ func (c *Client) sendAll(ctx context.Context, u *url.URL, path string, f *os.Fil
 				done = append(done, catalog.Range{Off: d.Start, Len: d.Length})
 			}
 		}
-		sum, planErr = planUpload(ctx, f, size, min(maxOp, opt.FlushEvery), done, ops)
+		planErr = planUpload(ctx, f, exts, min(maxOp, opt.FlushEvery), done, ops)
 		close(planned)
+	}()
+	go func() { // the file's block checksum, to compare with the server's
+		sum, sumErr = blkhash.Sum(ctx, f, size, holesOf(exts), blkhash.BlockSize, 0)
+		close(summed)
 	}()
 	errs := make(chan error, conns)
 	var wg sync.WaitGroup
@@ -149,12 +162,13 @@ func (c *Client) sendAll(ctx context.Context, u *url.URL, path string, f *os.Fil
 	}
 	wg.Wait()
 	<-planned
+	<-summed
 	close(errs)
 	if err := <-errs; err != nil {
 		return "", err
 	}
-	if planErr != nil {
-		return "", planErr
+	if err := errors.Join(planErr, sumErr); err != nil {
+		return "", err
 	}
 	return sum, retry(ctx, opt.Retries, func() error { return c.flush(u) })
 }
@@ -233,6 +247,16 @@ func count(p *Progress, o op) {
 		p.Data.Add(o.N)
 		p.DataOps.Add(1)
 	}
+}
+
+func holesOf(exts []sparse.Extent) []blkhash.Hole {
+	var holes []blkhash.Hole
+	for _, e := range exts {
+		if e.Hole {
+			holes = append(holes, blkhash.Hole{Off: e.Offset, Len: e.Length})
+		}
+	}
+	return holes
 }
 
 // retry runs fn until it succeeds, fails for good, or attempts retries
