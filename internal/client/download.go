@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -72,6 +73,7 @@ func (c *Client) DownloadFile(ctx context.Context, imageID, path string, opt Tra
 		return t, err
 	}
 	if err := c.verifyDownload(ctx, t, out); err != nil {
+		st.remove() // what it recorded cannot be trusted
 		return t, err
 	}
 	st.remove()
@@ -163,16 +165,24 @@ func (c *Client) fetch(ctx context.Context, u string, out *os.File, o op) error 
 // verifyDownload compares the written file's block checksum (holes cost
 // nothing, blocks hashed on every core) with the server's.
 func (c *Client) verifyDownload(ctx context.Context, t *Transfer, out *os.File) error {
+	// The two checksums are computed at once: the server's over there, the
+	// file's here.
+	var got string
+	var localErr error
+	local := make(chan struct{})
+	go func() {
+		defer close(local)
+		exts, err := sparse.Extents(out, t.Size)
+		if err != nil {
+			localErr = err
+			return
+		}
+		got, localErr = blkhash.Sum(ctx, out, t.Size, holesOf(exts), blkhash.BlockSize, 0)
+	}()
 	var server struct{ Checksum string }
-	if err := c.getJSON(ctx, t.TransferURL+"/checksum", &server); err != nil {
-		return err
-	}
-	exts, err := sparse.Extents(out, t.Size)
-	if err != nil {
-		return err
-	}
-	got, err := blkhash.Sum(ctx, out, t.Size, holesOf(exts), blkhash.BlockSize, 0)
-	if err != nil {
+	err := c.getJSON(ctx, t.TransferURL+"/checksum", &server)
+	<-local
+	if err = errors.Join(err, localErr); err != nil {
 		return err
 	}
 	if got != server.Checksum {
