@@ -73,3 +73,19 @@ func BenchmarkCopy(b *testing.B) {
 		Copy(io.Discard, bytes.NewReader(data))
 	}
 }
+
+func TestStreamMatchesCopy(t *testing.T) {
+	data := make([]byte, 3*chunkSize+777)
+	rand.Read(data)
+	want, _ := Copy(io.Discard, bytes.NewReader(data))
+	s := NewStream()
+	for p := data; len(p) > 0; {
+		n := min(len(p), 300000)
+		s.Write(p[:n])
+		p = p[n:]
+	}
+	if got := s.Sums(); got != want {
+		t.Fatalf("stream %+v, copy %+v", got, want)
+	}
+	NewStream().Close() // closing an unused stream returns
+}

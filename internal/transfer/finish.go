@@ -62,9 +62,16 @@ func (m *Manager) commit(ctx context.Context, s *session) error {
 			return err
 		}
 	}
-	sums, block, err := hashAll(s.partial, s.t.Size)
-	if err != nil {
-		return err
+	sums, block, ok := checksum.Sums{}, "", false
+	if s.hasher != nil { // most of the hashing is done already
+		sums, block, ok = s.hasher.finish(ctx)
+		s.hasher = nil
+	}
+	if !ok {
+		var err error
+		if sums, block, err = hashAll(s.partial, s.t.Size); err != nil {
+			return err
+		}
 	}
 	s.blockChecksum = block
 	if err := s.partial.Close(); err != nil {
@@ -117,9 +124,7 @@ func (m *Manager) Cancel(ctx context.Context, id string, remove bool) error {
 	if s != nil {
 		s.mu.Lock()
 		s.closed = true
-		if s.partial != nil {
-			s.partial.Close()
-		}
+		s.close()
 		m.drop(id)
 		s.mu.Unlock()
 	}

@@ -31,6 +31,9 @@ func (l *Lease) WriteFrom(src io.Reader, off, n int64) (int64, error) {
 	if err := l.checkRange(off, n); err != nil {
 		return 0, err
 	}
+	if h := l.s.hasher; h != nil {
+		h.begin(off, n)
+	}
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	buf := *bp
@@ -52,6 +55,9 @@ func (l *Lease) WriteFrom(src io.Reader, off, n int64) (int64, error) {
 		}
 	}
 	l.s.addPending(off, n)
+	if h := l.s.hasher; h != nil {
+		h.complete(off, n)
+	}
 	return done, nil
 }
 
@@ -60,10 +66,16 @@ func (l *Lease) Zero(off, n int64) error {
 	if err := l.checkRange(off, n); err != nil {
 		return err
 	}
+	if h := l.s.hasher; h != nil {
+		h.begin(off, n)
+	}
 	if err := zero(l.s.partial, off, n); err != nil {
 		return err
 	}
 	l.s.addPending(off, n)
+	if h := l.s.hasher; h != nil {
+		h.complete(off, n)
+	}
 	return nil
 }
 

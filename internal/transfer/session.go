@@ -22,6 +22,9 @@ type session struct {
 	partial storage.Partial // write transfers only
 	// blockChecksum is set by a successful finalize.
 	blockChecksum string
+	// hasher hashes the bytes while they arrive; nil when the transfer
+	// was not fresh when this server opened it (finalize then hashes all).
+	hasher *prefixHasher
 
 	// pending are ranges written since the last flush; a flush makes them
 	// durable and records them in the catalog as done.
@@ -73,13 +76,14 @@ func (m *Manager) session(ctx context.Context, id string) (*session, error) {
 		if s.partial, err = m.parts.OpenPartial(ctx, partialName(t), t.Size); err != nil {
 			return nil, err
 		}
+		if t.Transferred == 0 && len(t.Done) == 0 {
+			s.hasher = newPrefixHasher(s.partial, t.Size)
+		}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if other := m.sessions[id]; other != nil { // lost a race: use the winner's
-		if s.partial != nil {
-			s.partial.Close()
-		}
+		s.close()
 		return other, nil
 	}
 	m.sessions[id] = s
@@ -167,4 +171,14 @@ func (s *session) takePending() []catalog.Range {
 	p := s.pending
 	s.pending = nil
 	return p
+}
+
+// close releases what the session holds (the hasher, the partial's file).
+func (s *session) close() {
+	if s.hasher != nil {
+		s.hasher.stop()
+	}
+	if s.partial != nil {
+		s.partial.Close()
+	}
 }
