@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,8 +16,7 @@ import (
 	"hangar/internal/api/glance"
 	"hangar/internal/api/imageio"
 	"hangar/internal/auth"
-	"hangar/internal/catalog/sqlite"
-	"hangar/internal/storage/localfs"
+	"hangar/internal/testenv"
 	"hangar/internal/transfer"
 )
 
@@ -48,28 +46,14 @@ func (f *faults) wrap(next http.Handler) http.Handler {
 // fault injector.
 func newServer(t *testing.T) (*Client, *faults) {
 	t.Helper()
-	dir := t.TempDir()
-	ctx := context.Background()
-	cat, err := sqlite.New(ctx, sqlite.Config{Path: filepath.Join(dir, "c.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := localfs.New(ctx, localfs.Config{Root: filepath.Join(dir, "store")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	tm, err := transfer.New(cat, store, transfer.Config{}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	api := glance.New(cat, store, tm, auth.None{}, log, glance.Config{})
+	st := testenv.New(t, transfer.Config{})
+	api := glance.New(st.Catalog, st.Store, st.Transfers, auth.None{}, st.Log, glance.Config{})
 	mux := http.NewServeMux()
-	mux.Handle("/images/", imageio.New(tm, log, imageio.Config{}).DataHandler())
+	mux.Handle("/images/", imageio.New(st.Transfers, st.Log, imageio.Config{}).DataHandler())
 	mux.Handle("/", api.Handler())
 	f := &faults{}
 	srv := httptest.NewServer(f.wrap(mux))
-	t.Cleanup(func() { srv.Close(); api.Close(); cat.Close() })
+	t.Cleanup(func() { srv.Close(); api.Close() })
 	c, err := New(srv.URL, "")
 	if err != nil {
 		t.Fatal(err)

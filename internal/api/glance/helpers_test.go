@@ -2,20 +2,16 @@ package glance
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"hangar/internal/api/imageio"
 	"hangar/internal/auth"
-	"hangar/internal/catalog/sqlite"
-	"hangar/internal/storage/localfs"
+	"hangar/internal/testenv"
 	"hangar/internal/transfer"
 )
 
@@ -28,29 +24,15 @@ type testEnv struct {
 
 func newEnv(t *testing.T, authn auth.Authenticator) *testEnv {
 	t.Helper()
-	dir := t.TempDir()
-	ctx := context.Background()
-	cat, err := sqlite.New(ctx, sqlite.Config{Path: filepath.Join(dir, "catalog.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := localfs.New(ctx, localfs.Config{Root: filepath.Join(dir, "store")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	tm, err := transfer.New(cat, store, transfer.Config{}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	api := New(cat, store, tm, authn, log, Config{MaxImageSize: 64 << 20})
+	st := testenv.New(t, transfer.Config{})
+	api := New(st.Catalog, st.Store, st.Transfers, authn, st.Log, Config{MaxImageSize: 64 << 20})
 	// As the server routes them: the transfer data path beside the API.
 	mux := http.NewServeMux()
-	mux.Handle("/images/", imageio.New(tm, log, imageio.Config{}).DataHandler())
+	mux.Handle("/images/", imageio.New(st.Transfers, st.Log, imageio.Config{}).DataHandler())
 	mux.Handle("/", api.Handler())
 	srv := httptest.NewServer(mux)
-	t.Cleanup(func() { srv.Close(); api.Close(); cat.Close() })
-	return &testEnv{t: t, api: api, url: srv.URL, dir: dir}
+	t.Cleanup(func() { srv.Close(); api.Close() })
+	return &testEnv{t: t, api: api, url: srv.URL, dir: st.Dir}
 }
 
 type resp struct {

@@ -5,10 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,8 +14,8 @@ import (
 	"github.com/google/uuid"
 
 	"hangar/internal/catalog"
-	"hangar/internal/catalog/sqlite"
 	"hangar/internal/storage/localfs"
+	"hangar/internal/testenv"
 	"hangar/internal/transfer"
 )
 
@@ -33,25 +31,11 @@ type env struct {
 
 func newEnv(t *testing.T, cfg transfer.Config) *env {
 	t.Helper()
-	dir := t.TempDir()
-	ctx := context.Background()
-	cat, err := sqlite.New(ctx, sqlite.Config{Path: filepath.Join(dir, "catalog.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := localfs.New(ctx, localfs.Config{Root: filepath.Join(dir, "store")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	m, err := transfer.New(cat, store, cfg, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	api := New(m, log, Config{})
+	st := testenv.New(t, cfg)
+	api := New(st.Transfers, st.Log, Config{})
 	srv := httptest.NewServer(api.DataHandler())
-	t.Cleanup(func() { srv.Close(); cat.Close() })
-	return &env{t: t, cat: cat, store: store, m: m, data: srv.URL, control: api.ControlHandler(), dir: dir}
+	t.Cleanup(srv.Close)
+	return &env{t: t, cat: st.Catalog, store: st.Store, m: st.Transfers, data: srv.URL, control: api.ControlHandler(), dir: st.Dir}
 }
 
 // image creates a queued image and returns its id.
