@@ -144,3 +144,15 @@ func (h *Hash) BlockSize() int { return h.blockSize }
 
 // HexSum is Sum as lower-case hex, the form imageio reports.
 func (h *Hash) HexSum() string { return hex.EncodeToString(h.Sum(nil)) }
+
+// ZeroDigest is the digest of one block of n zero bytes.
+func ZeroDigest(n int) []byte { return digestOfZeros(n) }
+
+// Combine is the checksum of blocks whose digests are given in order.
+func Combine(digests [][]byte) string {
+	outer := new256()
+	for _, d := range digests {
+		outer.Write(d)
+	}
+	return hex.EncodeToString(outer.Sum(nil))
+}

@@ -2,7 +2,6 @@ package blkhash
 
 import (
 	"context"
-	"encoding/hex"
 	"io"
 	"runtime"
 	"sync"
@@ -58,11 +57,7 @@ func Sum(ctx context.Context, r io.ReaderAt, size int64, holes []Hole, blockSize
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	outer := new256()
-	for _, d := range digests {
-		outer.Write(d)
-	}
-	return hex.EncodeToString(outer.Sum(nil)), nil
+	return Combine(digests), nil
 }
 
 // inHole reports whether [off, off+n) lies inside one hole (holes sorted).

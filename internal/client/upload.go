@@ -19,8 +19,6 @@ import (
 
 func jsonDecode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }
 
-// bufPool holds the 1 MiB buffers ranged downloads copy through.
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
 
 // TransferOptions tune an upload or download.
 type TransferOptions struct {
