@@ -85,10 +85,14 @@ func (s *sink) checksum() (string, bool) {
 		return "", false
 	}
 	digests := make([][]byte, len(s.digests))
+	zero := map[int64][]byte{} // hashing 4 MiB of zeros per hole block would cost seconds
 	for i, d := range s.digests {
 		if d == nil {
 			n := min(blockSize, s.size-int64(i)*blockSize)
-			d = blkhash.ZeroDigest(int(n))
+			if zero[n] == nil {
+				zero[n] = blkhash.ZeroDigest(int(n))
+			}
+			d = zero[n]
 		}
 		digests[i] = d
 	}
