@@ -85,7 +85,9 @@ func TestDownloadUsesSendfile(t *testing.T) {
 	t.Logf("sendfile carried %d bytes of a %d-byte download", sent, size)
 }
 
-var sendfileRet = regexp.MustCompile(`sendfile\(.*\)\s+=\s+(\d+)`)
+// sendfileRet matches a finished sendfile call, also when strace split it
+// into "sendfile(… <unfinished …>" and "<… sendfile resumed>…) = N".
+var sendfileRet = regexp.MustCompile(`(?m)^.*(?:sendfile\(|sendfile resumed>).*\)\s+=\s+(\d+)\s*$`)
 
 func sendfileBytes(t *testing.T, trace string) int64 {
 	b, err := os.ReadFile(trace)
