@@ -19,7 +19,6 @@ import (
 
 func jsonDecode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }
 
-
 // TransferOptions tune an upload or download.
 type TransferOptions struct {
 	Connections int // default 4, capped by the server's max_writers/max_readers

@@ -15,8 +15,9 @@ import (
 // Activate records an image's committed bytes: size, virtual size and
 // checksums, status active. The image must still be in status from; if it
 // was deleted or changed meanwhile the committed bytes are removed and the
-// error wraps catalog.ErrNotFound or catalog.ErrConflict.
-func Activate(ctx context.Context, cat catalog.Catalog, store storage.Store, imageID string, sums checksum.Sums, from string) error {
+// error wraps catalog.ErrNotFound or catalog.ErrConflict. The also
+// functions change the record in the same update (import bookkeeping).
+func Activate(ctx context.Context, cat catalog.Catalog, store storage.Store, imageID string, sums checksum.Sums, from string, also ...func(*catalog.Image)) error {
 	ctx = context.WithoutCancel(ctx) // the bytes are stored: finish the record
 	current, err := cat.GetImage(ctx, imageID)
 	var vsize *int64
@@ -31,6 +32,9 @@ func Activate(ctx context.Context, cat catalog.Catalog, store storage.Store, ima
 		im.Status = catalog.StatusActive
 		im.Size, im.VirtualSize = &sums.Size, vsize
 		im.Checksum, im.OSHashAlgo, im.OSHashValue = &sums.MD5, &algo, &sums.SHA512
+		for _, f := range also {
+			f(im)
+		}
 		return nil
 	})
 	if errors.Is(err, catalog.ErrNotFound) || errors.Is(err, catalog.ErrConflict) {

@@ -23,6 +23,7 @@ type prefixHasher struct {
 
 	mu        sync.Mutex
 	completed []catalog.Range
+	zeroed    []catalog.Range // completed by zero requests: hashed without reading
 	hashed    int64
 	invalid   bool
 
@@ -36,7 +37,9 @@ type prefixHasher struct {
 func newPrefixHasher(p storage.Partial, size int64) *prefixHasher {
 	h := &prefixHasher{p: p, size: size, blk: blkhash.New(blkhash.BlockSize),
 		wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
-	h.stream = checksum.NewStream(h.blk)
+	// The block hash is fed here, not by the stream, so that zeroed
+	// ranges cost it one precomputed digest per block.
+	h.stream = checksum.NewStream()
 	go h.run()
 	return h
 }
@@ -59,10 +62,13 @@ func (h *prefixHasher) begin(off, n int64) {
 	h.mu.Unlock()
 }
 
-// complete is called after [off, off+n) was written or zeroed.
-func (h *prefixHasher) complete(off, n int64) {
+// complete is called after [off, off+n) was written (or zeroed, zero=true).
+func (h *prefixHasher) complete(off, n int64, zero bool) {
 	h.mu.Lock()
 	h.completed = catalog.AddRanges(h.completed, catalog.Range{Off: off, Len: n})
+	if zero {
+		h.zeroed = catalog.AddRanges(h.zeroed, catalog.Range{Off: off, Len: n})
+	}
 	h.mu.Unlock()
 	select {
 	case h.wake <- struct{}{}:
@@ -70,24 +76,36 @@ func (h *prefixHasher) complete(off, n int64) {
 	}
 }
 
-// next returns the stretch to hash now, or ok=false to stop.
-func (h *prefixHasher) next() (start, end int64, ok bool) {
+// next returns the stretch to hash now, or ok=false to stop; zero tells
+// whether the stretch is zeroed (bytes not read).
+func (h *prefixHasher) next() (start, end int64, zero, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.invalid || h.hashed >= h.size {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
 	if len(h.completed) > 0 && h.completed[0].Off == 0 {
 		end = h.completed[0].Len
 	}
-	return h.hashed, end, true
+	start = h.hashed
+	for _, z := range h.zeroed { // cut the stretch at zeroed boundaries
+		switch {
+		case z.Off <= start && start < z.Off+z.Len:
+			return start, min(end, z.Off+z.Len), true, true
+		case z.Off > start:
+			end = min(end, z.Off)
+		}
+	}
+	return start, end, false, true
 }
+
+var zeros = make([]byte, 1<<20)
 
 func (h *prefixHasher) run() {
 	defer close(h.done)
 	buf := make([]byte, 1<<20)
 	for {
-		start, end, ok := h.next()
+		start, end, zero, ok := h.next()
 		if !ok {
 			return
 		}
@@ -101,11 +119,17 @@ func (h *prefixHasher) run() {
 		}
 		for off := start; off < end; {
 			n := min(int64(len(buf)), end-off)
-			if _, err := h.p.ReadAt(buf[:n], off); err != nil && err != io.EOF {
-				h.fail()
-				return
+			if zero {
+				h.stream.Write(zeros[:n])
+				h.blk.Zero(n)
+			} else {
+				if _, err := h.p.ReadAt(buf[:n], off); err != nil && err != io.EOF {
+					h.fail()
+					return
+				}
+				h.stream.Write(buf[:n])
+				h.blk.Write(buf[:n])
 			}
-			h.stream.Write(buf[:n])
 			off += n
 			h.mu.Lock()
 			h.hashed, ok = off, !h.invalid
@@ -132,7 +156,7 @@ func (h *prefixHasher) fail() {
 // reads as zeros there), waits for the hasher to reach the end, and returns
 // the sums, or ok=false if it gave up.
 func (h *prefixHasher) finish(ctx context.Context) (checksum.Sums, string, bool) {
-	h.complete(0, h.size)
+	h.complete(0, h.size, false)
 	select {
 	case <-h.done:
 	case <-ctx.Done():

@@ -56,7 +56,7 @@ func (l *Lease) WriteFrom(src io.Reader, off, n int64) (int64, error) {
 	}
 	l.s.addPending(off, n)
 	if h := l.s.hasher; h != nil {
-		h.complete(off, n)
+		h.complete(off, n, false)
 	}
 	return done, nil
 }
@@ -74,7 +74,7 @@ func (l *Lease) Zero(off, n int64) error {
 	}
 	l.s.addPending(off, n)
 	if h := l.s.hasher; h != nil {
-		h.complete(off, n)
+		h.complete(off, n, true)
 	}
 	return nil
 }

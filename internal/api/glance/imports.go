@@ -186,16 +186,12 @@ func (a *API) runImport(ctx context.Context, imageID string, src func(context.Co
 		a.failImport(imageID)
 		return err
 	}
-	if err := a.activate(ctx, imageID, sums, catalog.StatusImporting); err != nil {
-		return err
-	}
-	_, err = a.cat.UpdateImage(context.Background(), imageID, func(im *catalog.Image) error {
+	// Glance's import bookkeeping changes with the status, in one update.
+	return a.activate(ctx, imageID, sums, catalog.StatusImporting, func(im *catalog.Image) {
 		im.RemoveProperty("os_glance_import_task")
 		im.SetProperty("os_glance_importing_to_stores", "")
 		im.SetProperty("os_glance_failed_import", "")
-		return nil
 	})
-	return err
 }
 
 func (a *API) failImport(imageID string) {

@@ -155,8 +155,8 @@ func (a *API) deleteObject(ctx context.Context, name string) error {
 
 // activate records the finished data. If the image was deleted meanwhile,
 // the bytes are removed and the client told, as Glance does (410).
-func (a *API) activate(ctx context.Context, imageID string, sums checksum.Sums, from string) error {
-	err := transfer.Activate(ctx, a.cat, a.store, imageID, sums, from)
+func (a *API) activate(ctx context.Context, imageID string, sums checksum.Sums, from string, also ...func(*catalog.Image)) error {
+	err := transfer.Activate(ctx, a.cat, a.store, imageID, sums, from, also...)
 	if errors.Is(err, catalog.ErrNotFound) || errors.Is(err, catalog.ErrConflict) {
 		a.removeData(context.WithoutCancel(ctx), imageID)
 		return errorf(http.StatusGone, "Image %s could not be found after upload. The image may have been deleted during the upload.", imageID)
