@@ -103,7 +103,7 @@ var zeros = make([]byte, 1<<20)
 
 func (h *prefixHasher) run() {
 	defer close(h.done)
-	buf := make([]byte, 1<<20)
+	buf := storage.AlignedBuffer(1 << 20) // aligned: the store may read it O_DIRECT
 	for {
 		start, end, zero, ok := h.next()
 		if !ok {

@@ -139,7 +139,14 @@ func (p *partial) WriteAt(b []byte, off int64) (int, error) {
 	return n + m, err
 }
 
-func (p *partial) ReadAt(b []byte, off int64) (int, error) { return p.f.ReadAt(b, off) }
+func (p *partial) ReadAt(b []byte, off int64) (int, error) {
+	// Direct only when the whole read is aligned and inside the file: a
+	// direct read past the end is short in ways callers do not expect.
+	if n := directPrefix(p.direct, b, off); n == len(b) && off+int64(n) <= p.size {
+		return p.direct.ReadAt(b, off)
+	}
+	return p.f.ReadAt(b, off)
+}
 
 // Zero implements storage.Zeroer by punching a hole.
 func (p *partial) Zero(off, n int64) error {
