@@ -66,6 +66,16 @@ func (f *clientFlags) client() (*client.Client, error) {
 	return c, nil
 }
 
+// resolve makes the client and finds the image ref names (id or name).
+func (f *clientFlags) resolve(cmd *cobra.Command, ref string) (*client.Client, client.Image, error) {
+	c, err := f.client()
+	if err != nil {
+		return nil, nil, err
+	}
+	im, err := c.Resolve(cmd.Context(), ref)
+	return c, im, err
+}
+
 // printImage shows one image: a property/value table like `openstack image
 // show`, or the record as JSON.
 func (f *clientFlags) printImage(w io.Writer, im client.Image) error {

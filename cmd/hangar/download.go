@@ -20,11 +20,7 @@ requests written at their offsets, holes left unwritten so FILE is sparse, and
 a checksum comparison at the end. FILE "-" writes to standard output in order.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			im, err := c.Resolve(cmd.Context(), args[0])
+			c, im, err := f.resolve(cmd, args[0])
 			if err != nil {
 				return err
 			}

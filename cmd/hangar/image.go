@@ -49,11 +49,7 @@ func imageShow(f *clientFlags) *cobra.Command {
 	return &cobra.Command{
 		Use: "show IMAGE", Short: "Show an image (by id or unique name)", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			im, err := c.Resolve(cmd.Context(), args[0])
+			_, im, err := f.resolve(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -141,11 +137,7 @@ func imageSet(f *clientFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "set IMAGE", Short: "Change an image's metadata", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			im, err := c.Resolve(cmd.Context(), args[0])
+			c, im, err := f.resolve(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -209,11 +201,7 @@ func imageTag(f *clientFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "tag IMAGE TAG...", Short: "Add (or with --remove, remove) tags", Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			im, err := c.Resolve(cmd.Context(), args[0])
+			c, im, err := f.resolve(cmd, args[0])
 			if err != nil {
 				return err
 			}
