@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strconv"
 
 	"hangar/internal/auth"
@@ -103,4 +102,3 @@ func (a *API) openData(r *http.Request, imageID string, start int64) (io.ReadClo
 	return rd, nil
 }
 
-var _ io.ReadCloser = (*os.File)(nil)
