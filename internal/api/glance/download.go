@@ -101,4 +101,3 @@ func (a *API) openData(r *http.Request, imageID string, start int64) (io.ReadClo
 	}
 	return rd, nil
 }
-
