@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"sync"
 
 	"hangar/internal/blkhash"
 	"hangar/internal/catalog"
@@ -157,26 +156,16 @@ func (c *Client) getJSONOnce(ctx context.Context, u string, v any) error {
 func (c *Client) fetchAll(ctx context.Context, u string, sk *sink, ops <-chan op, opt TransferOptions, st *downloadState) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var wg sync.WaitGroup
-	errs := make(chan error, opt.Connections)
-	for i := 0; i < opt.Connections; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for o := range ops {
-				if err := c.fetchRetry(ctx, u, sk, o, opt); err != nil {
-					errs <- err
-					cancel()
-					return
-				}
-				count(opt.Progress, o)
-				st.add(sk.out, o)
+	return c.runWorkers(ctx, cancel, opt.Connections, func() error {
+		for o := range ops {
+			if err := c.fetchRetry(ctx, u, sk, o, opt); err != nil {
+				return err
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	return <-errs
+			count(opt.Progress, o)
+			st.add(sk.out, o)
+		}
+		return nil
+	})
 }
 
 func (c *Client) fetchRetry(ctx context.Context, u string, sk *sink, o op, opt TransferOptions) error {

@@ -107,20 +107,10 @@ func (c *Client) UploadFile(ctx context.Context, imageID, path string, opt Trans
 // sendAll plans the file and runs the workers; it returns the file's block
 // checksum.
 func (c *Client) sendAll(ctx context.Context, u *url.URL, path string, f *os.File, size int64, opt TransferOptions) (string, error) {
-	var maxWriters int
-	err := retry(ctx, opt.Retries, func() error {
-		probe, err := dialData(u)
-		if err != nil {
-			return err
-		}
-		defer probe.Close()
-		maxWriters, _, err = probe.options()
-		return err
-	})
+	maxWriters, err := c.maxWriters(ctx, u, opt)
 	if err != nil {
 		return "", err
 	}
-	conns := min(opt.Connections, maxWriters)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	exts, err := sparse.Extents(f, size)
@@ -130,44 +120,69 @@ func (c *Client) sendAll(ctx context.Context, u *url.URL, path string, f *os.Fil
 	ops := make(chan op, 64)
 	var sum string
 	var planErr, sumErr error
-	planned, summed := make(chan struct{}), make(chan struct{})
+	var helpers sync.WaitGroup
+	helpers.Add(2)
 	go func() {
-		var done []catalog.Range
-		if opt.Resume != nil {
-			for _, d := range opt.Resume.Done {
-				done = append(done, catalog.Range{Off: d.Start, Len: d.Length})
-			}
-		}
-		planErr = planUpload(ctx, f, exts, min(maxOp, opt.FlushEvery), done, ops)
-		close(planned)
+		defer helpers.Done()
+		planErr = planUpload(ctx, f, exts, min(maxOp, opt.FlushEvery), resumeDone(opt.Resume), ops)
 	}()
 	go func() { // the file's block checksum, to compare with the server's
+		defer helpers.Done()
 		sum, sumErr = blkhash.Sum(ctx, f, size, holesOf(exts), blkhash.BlockSize, 0)
-		close(summed)
 	}()
-	errs := make(chan error, conns)
+	sendErr := c.runWorkers(ctx, cancel, min(opt.Connections, maxWriters), func() error {
+		return c.sendWorker(ctx, u, path, ops, opt)
+	})
+	helpers.Wait()
+	if err := errors.Join(sendErr, planErr, sumErr); err != nil {
+		return "", err
+	}
+	return sum, retry(ctx, opt.Retries, func() error { return c.flush(u) })
+}
+
+// maxWriters asks the transfer URL how many connections may write.
+func (c *Client) maxWriters(ctx context.Context, u *url.URL, opt TransferOptions) (int, error) {
+	var n int
+	err := retry(ctx, opt.Retries, func() error {
+		probe, err := dialData(u)
+		if err != nil {
+			return err
+		}
+		defer probe.Close()
+		n, _, err = probe.options()
+		return err
+	})
+	return n, err
+}
+
+// runWorkers runs n copies of work; the first failure cancels the others.
+func (c *Client) runWorkers(ctx context.Context, cancel context.CancelFunc, n int, work func() error) error {
+	errs := make(chan error, n)
 	var wg sync.WaitGroup
-	for i := 0; i < conns; i++ {
+	for i := 0; i < n; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := c.sendWorker(ctx, u, path, ops, opt); err != nil {
+			if err := work(); err != nil {
 				errs <- err
 				cancel()
 			}
 		}()
 	}
 	wg.Wait()
-	<-planned
-	<-summed
 	close(errs)
-	if err := <-errs; err != nil {
-		return "", err
+	return <-errs
+}
+
+func resumeDone(t *Transfer) []catalog.Range {
+	if t == nil {
+		return nil
 	}
-	if err := errors.Join(planErr, sumErr); err != nil {
-		return "", err
+	done := make([]catalog.Range, len(t.Done))
+	for i, d := range t.Done {
+		done[i] = catalog.Range{Off: d.Start, Len: d.Length}
 	}
-	return sum, retry(ctx, opt.Retries, func() error { return c.flush(u) })
+	return done
 }
 
 func (c *Client) flush(u *url.URL) error {
