@@ -98,7 +98,6 @@ func downloadOps(exts []struct {
 		data = catalog.AddRanges(data, catalog.Range{Off: start, Len: end - start})
 	}
 	var covered int64
-	ops := make(chan op, 1024)
 	var list []op
 	for _, d := range data {
 		covered += d.Len
@@ -109,12 +108,13 @@ func downloadOps(exts []struct {
 		}
 	}
 	p.Zero.Add(size - covered) // holes are done already: the file starts as one
-	go func() {
-		defer close(ops)
-		for _, o := range list {
-			ops <- o
-		}
-	}()
+	// Every op is known: a channel that holds them all never blocks a
+	// sender, whenever the workers stop.
+	ops := make(chan op, len(list))
+	for _, o := range list {
+		ops <- o
+	}
+	close(ops)
 	return ops
 }
 
