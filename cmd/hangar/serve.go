@@ -19,7 +19,7 @@ func serveCmd() *cobra.Command {
 	var level string
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Run the server (Image API v2) on a data directory",
+		Short: "Run the server (Image API v2 and the imageio transfer API) on a data directory",
 		Long: `Run the Hangar server. The embedded default keeps everything in one data
 directory: a SQLite catalog (catalog.db) and the image files (store/).
 
