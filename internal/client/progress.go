@@ -8,14 +8,13 @@ import (
 // Progress counts what a transfer moved; safe for concurrent use. The
 // terminal renderer lives in the CLI; this is only the counter.
 type Progress struct {
-	Total    int64 // bytes of the image
-	Data     atomic.Int64
-	Zero     atomic.Int64
-	DataOps  atomic.Int64
-	ZeroOps  atomic.Int64
-	Started  time.Time
-	Resent   atomic.Int64 // bytes sent again after a failure
-	Finished atomic.Bool
+	Total   int64 // bytes of the image
+	Data    atomic.Int64
+	Zero    atomic.Int64
+	DataOps atomic.Int64
+	ZeroOps atomic.Int64
+	Started time.Time
+	Resent  atomic.Int64 // bytes sent again after a failure
 }
 
 // Done is the bytes accounted for, data and zeros.

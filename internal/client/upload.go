@@ -100,7 +100,6 @@ func (c *Client) UploadFile(ctx context.Context, imageID, path string, opt Trans
 	if fin.BlockChecksum == nil || fin.BlockChecksum.Checksum != local {
 		return fin, fmt.Errorf("the server's checksum of image %s differs from the file's (%v vs %s)", imageID, fin.BlockChecksum, local)
 	}
-	opt.Progress.Finished.Store(true)
 	return fin, nil
 }
 

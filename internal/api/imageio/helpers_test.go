@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -108,13 +107,4 @@ func decode[T any](t *testing.T, b []byte) T {
 		t.Fatalf("not JSON: %v: %s", err, b)
 	}
 	return v
-}
-
-func waitUntil(t *testing.T, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached")
-		}
-	}
 }
