@@ -15,13 +15,25 @@ type Hole struct{ Off, Len int64 }
 // holes are not read: they take the precomputed zero-block digest. This is
 // the same value as New(blockSize) fed the bytes in order.
 func Sum(ctx context.Context, r io.ReaderAt, size int64, holes []Hole, blockSize, workers int) (string, error) {
+	zero := digestOfZeros(blockSize)
+	return SumKnown(ctx, r, size, blockSize, workers, func(_ int, off, n int64) []byte {
+		if n == int64(blockSize) && inHole(holes, off, n) {
+			return zero
+		}
+		return nil
+	})
+}
+
+// SumKnown is Sum where known gives the digest of block i ([off, off+n))
+// when it is known without reading (a hole, or hashed as it was written),
+// or nil; only the blocks without one are read and hashed.
+func SumKnown(ctx context.Context, r io.ReaderAt, size int64, blockSize, workers int, known func(i int, off, n int64) []byte) (string, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	bs := int64(blockSize)
 	nblocks := int((size + bs - 1) / bs)
 	digests := make([][]byte, nblocks)
-	zero := digestOfZeros(blockSize)
 	next := make(chan int)
 	var wg sync.WaitGroup
 	var once sync.Once
@@ -30,14 +42,13 @@ func Sum(ctx context.Context, r io.ReaderAt, size int64, holes []Hole, blockSize
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := make([]byte, blockSize)
+			var buf []byte
 			for i := range next {
+				if buf == nil {
+					buf = make([]byte, blockSize)
+				}
 				off := int64(i) * bs
 				n := min(bs, size-off)
-				if n == bs && inHole(holes, off, n) {
-					digests[i] = zero
-					continue
-				}
 				if _, err := r.ReadAt(buf[:n], off); err != nil && err != io.EOF {
 					once.Do(func() { firstErr = err })
 					continue
@@ -47,6 +58,11 @@ func Sum(ctx context.Context, r io.ReaderAt, size int64, holes []Hole, blockSize
 		}()
 	}
 	for i := 0; i < nblocks && ctx.Err() == nil; i++ {
+		off := int64(i) * bs
+		if d := known(i, off, min(bs, size-off)); d != nil {
+			digests[i] = d
+			continue
+		}
 		next <- i
 	}
 	close(next)

@@ -57,15 +57,19 @@ type Image struct {
 	Checksum        *string
 	OSHashAlgo      *string
 	OSHashValue     *string
-	Protected       bool
-	MinRAM          int64
-	MinDisk         int64
-	Owner           *string
-	OSHidden        bool
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
-	Tags            []string
-	Properties      []Property
+	// BlockChecksum is imageio's block checksum of the bytes (blkhash,
+	// default block size), kept so a read transfer need not compute it.
+	// Not a Glance field: the Image API does not show it.
+	BlockChecksum *string
+	Protected     bool
+	MinRAM        int64
+	MinDisk       int64
+	Owner         *string
+	OSHidden      bool
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	Tags          []string
+	Properties    []Property
 }
 
 // Property returns the value of a custom property.

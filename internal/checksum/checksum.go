@@ -11,8 +11,11 @@ import (
 	"encoding/hex"
 	"hash"
 	"io"
+	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"golang.org/x/sys/unix"
 
 	"hangar/internal/storage"
 )
@@ -48,10 +51,11 @@ type consumer struct {
 	done chan struct{}
 }
 
-func start(free chan<- *chunk, fn func([]byte) error) *consumer {
+func start(free chan<- *chunk, setup func(), fn func([]byte) error) *consumer {
 	c := &consumer{in: make(chan *chunk, inFlight), done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
+		setup()
 		for ch := range c.in {
 			if c.err == nil {
 				c.err = fn(ch.buf[:ch.n])
@@ -69,22 +73,45 @@ func start(free chan<- *chunk, fn func([]byte) error) *consumer {
 // returns the sums of the bytes written; on error dst may hold a prefix of
 // src.
 func Copy(dst io.Writer, src io.Reader, extra ...hash.Hash) (Sums, error) {
+	return copyWith(func() {}, dst, src, extra...)
+}
+
+// Background is Copy with every goroutine of it, the caller's included,
+// on an OS thread of its own at the lowest CPU priority (nice 19), so the
+// hashing takes only CPU time that requests leave idle. Call it from a
+// goroutine that has no other work: its thread stays niced and ends with
+// the goroutine.
+func Background(dst io.Writer, src io.Reader) (Sums, error) {
+	LowPriority()
+	return copyWith(LowPriority, dst, src)
+}
+
+// LowPriority locks the calling goroutine to its thread and gives the
+// thread nice 19. It never unlocks, so the Go runtime ends the thread with
+// the goroutine instead of reusing it for other work at that priority.
+func LowPriority() {
+	runtime.LockOSThread()
+	// Best effort: on failure the work just runs at normal priority.
+	_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), 19)
+}
+
+func copyWith(setup func(), dst io.Writer, src io.Reader, extra ...hash.Hash) (Sums, error) {
 	free := make(chan *chunk, inFlight)
 	for i := 0; i < inFlight; i++ {
 		free <- pool.Get().(*chunk)
 	}
 	var failed atomic.Bool
 	md, sh := md5.New(), sha512.New()
-	writer := start(free, func(p []byte) error {
+	writer := start(free, setup, func(p []byte) error {
 		_, err := dst.Write(p)
 		if err != nil {
 			failed.Store(true)
 		}
 		return err
 	})
-	consumers := []*consumer{writer, start(free, hashFn(md)), start(free, hashFn(sh))}
+	consumers := []*consumer{writer, start(free, setup, hashFn(md)), start(free, setup, hashFn(sh))}
 	for _, h := range extra {
-		consumers = append(consumers, start(free, hashFn(h)))
+		consumers = append(consumers, start(free, setup, hashFn(h)))
 	}
 	size, rerr := feed(src, free, consumers, &failed)
 	for _, c := range consumers {

@@ -10,6 +10,8 @@ import (
 	"io"
 	"testing"
 	"testing/iotest"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestCopyMatchesSerialDigests(t *testing.T) {
@@ -74,18 +76,27 @@ func BenchmarkCopy(b *testing.B) {
 	}
 }
 
-func TestStreamMatchesCopy(t *testing.T) {
+func TestBackgroundMatchesCopyAtNice19(t *testing.T) {
 	data := make([]byte, 3*chunkSize+777)
 	rand.Read(data)
 	want, _ := Copy(io.Discard, bytes.NewReader(data))
-	s := NewStream()
-	for p := data; len(p) > 0; {
-		n := min(len(p), 300000)
-		s.Write(p[:n])
-		p = p[n:]
+	type result struct {
+		sums Sums
+		nice int
+		err  error
 	}
-	if got := s.Sums(); got != want {
-		t.Fatalf("stream %+v, copy %+v", got, want)
+	res := make(chan result)
+	go func() { // Background nices the thread of the goroutine calling it
+		sums, err := Background(io.Discard, bytes.NewReader(data))
+		// Getpriority returns 20-nice for a thread (the raw syscall).
+		prio, perr := unix.Getpriority(unix.PRIO_PROCESS, unix.Gettid())
+		res <- result{sums, 20 - prio, errors.Join(err, perr)}
+	}()
+	r := <-res
+	if r.err != nil || r.sums != want {
+		t.Fatalf("background %+v, %v; copy %+v", r.sums, r.err, want)
 	}
-	NewStream().Close() // closing an unused stream returns
+	if r.nice != 19 {
+		t.Fatalf("nice %d, want 19", r.nice)
+	}
 }

@@ -224,6 +224,14 @@ func (s *Server) Serve(ctx context.Context) error {
 		go func() { errc <- srv.Serve(s.listeners[i]) }()
 	}
 	go s.reap(ctx)
+	bctx, stopBackfill := context.WithCancel(context.Background())
+	backfilled := make(chan struct{})
+	go func() {
+		defer close(backfilled)
+		if err := s.transfers.Backfill().Run(bctx); err != nil {
+			s.cfg.Log.Error("checksum backfill stopped", "err", err)
+		}
+	}()
 	s.cfg.Log.Info("serving", "listen", s.Addr(), "data", s.cfg.DataDir, "auth", s.cfg.Auth,
 		"control_socket", s.cfg.ControlSocket, "data_socket", s.cfg.DataSocket)
 	var err error
@@ -239,6 +247,8 @@ func (s *Server) Serve(ctx context.Context) error {
 		}
 	}
 	s.api.Close()
+	stopBackfill() // after the drain: a finalize in it may still queue work
+	<-backfilled
 	if cerr := s.cat.Close(); err == nil {
 		err = cerr
 	}

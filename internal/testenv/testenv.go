@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"hangar/internal/catalog"
 	"hangar/internal/catalog/sqlite"
@@ -34,7 +35,7 @@ func New(t testing.TB, cfg transfer.Config) *Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cat.Close() })
+	t.Cleanup(func() { cat.Close() }) // runs last: cleanups run in reverse
 	store, err := localfs.New(ctx, localfs.Config{Root: filepath.Join(dir, "store")})
 	if err != nil {
 		t.Fatal(err)
@@ -44,5 +45,30 @@ func New(t testing.TB, cfg transfer.Config) *Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The checksum backfill runs as in the server.
+	bctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); tm.Backfill().Run(bctx) }()
+	t.Cleanup(func() { stop(); <-done })
 	return &Stack{Dir: dir, Catalog: cat, Store: store, Transfers: tm, Log: log}
+}
+
+// WaitChecksums waits until the backfill has recorded image id's Glance
+// checksums, and returns the image.
+func (s *Stack) WaitChecksums(t testing.TB, id string) *catalog.Image {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		im, err := s.Catalog.GetImage(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if im.Checksum != nil {
+			return im
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("image %s: no checksums after 30 s", id)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -28,10 +28,11 @@ func Activate(ctx context.Context, cat catalog.Catalog, store storage.Store, ima
 		if im.Status != from {
 			return fmt.Errorf("image %s is %s, not %s: %w", imageID, im.Status, from, catalog.ErrConflict)
 		}
-		algo := checksum.Algo
 		im.Status = catalog.StatusActive
 		im.Size, im.VirtualSize = &sums.Size, vsize
-		im.Checksum, im.OSHashAlgo, im.OSHashValue = &sums.MD5, &algo, &sums.SHA512
+		if sums.MD5 != "" { // else the backfill sets them later
+			setSums(im, sums)
+		}
 		for _, f := range also {
 			f(im)
 		}
@@ -73,4 +74,9 @@ func virtualSizeOf(ctx context.Context, store storage.Store, im *catalog.Image, 
 		return nil
 	}
 	return &vs
+}
+
+func setSums(im *catalog.Image, sums checksum.Sums) {
+	algo := checksum.Algo
+	im.Checksum, im.OSHashAlgo, im.OSHashValue = &sums.MD5, &algo, &sums.SHA512
 }

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
-	"hangar/internal/blkhash"
 	"hangar/internal/catalog"
 	"hangar/internal/checksum"
 	"hangar/internal/storage"
@@ -62,16 +60,9 @@ func (m *Manager) commit(ctx context.Context, s *session) error {
 			return err
 		}
 	}
-	sums, block, ok := checksum.Sums{}, "", false
-	if s.hasher != nil { // most of the hashing is done already
-		sums, block, ok = s.hasher.finish(ctx)
-		s.hasher = nil
-	}
-	if !ok {
-		var err error
-		if sums, block, err = hashAll(s.partial, s.t.Size); err != nil {
-			return err
-		}
+	block, err := s.digests.checksum(ctx, s.partial)
+	if err != nil {
+		return err
 	}
 	s.blockChecksum = block
 	if err := s.partial.Close(); err != nil {
@@ -84,18 +75,14 @@ func (m *Manager) commit(ctx context.Context, s *session) error {
 		}
 		return err
 	}
-	return Activate(ctx, m.cat, m.store, s.t.ImageID, sums, catalog.StatusSaving)
-}
-
-// hashAll computes MD5, SHA-512 and imageio's block checksum over the whole
-// partial object in one read, each on its own goroutine (checksum.Copy).
-func hashAll(p storage.Partial, size int64) (checksum.Sums, string, error) {
-	block := blkhash.New(blkhash.BlockSize)
-	sums, err := checksum.Copy(io.Discard, io.NewSectionReader(p, 0, size), block)
-	if err != nil {
-		return checksum.Sums{}, "", err
+	// Glance's checksums come later, from the backfill: imageio's block
+	// checksum is what verifies a transfer, and the image is usable now.
+	err = Activate(ctx, m.cat, m.store, s.t.ImageID, checksum.Sums{Size: s.t.Size}, catalog.StatusSaving,
+		func(im *catalog.Image) { im.BlockChecksum = &block })
+	if err == nil {
+		m.backfill.Add(s.t.ImageID)
 	}
-	return sums, block.HexSum(), nil
+	return err
 }
 
 func (m *Manager) setPhase(ctx context.Context, id, from, to string) (*catalog.Transfer, error) {
@@ -220,7 +207,7 @@ func (m *Manager) Recover(ctx context.Context) error {
 }
 
 func (m *Manager) recoverFinalize(ctx context.Context, t *catalog.Transfer) error {
-	r, err := m.store.Open(ctx, t.ImageID)
+	info, err := m.store.Stat(ctx, t.ImageID)
 	if errors.Is(err, storage.ErrNotFound) {
 		_, err = m.setPhase(ctx, t.ID, catalog.PhaseFinalizing, catalog.PhaseTransferring)
 		return err
@@ -228,14 +215,11 @@ func (m *Manager) recoverFinalize(ctx context.Context, t *catalog.Transfer) erro
 	if err != nil {
 		return err
 	}
-	sums, err := checksum.Copy(io.Discard, r)
-	r.Close()
-	if err != nil {
+	// The checksums are the backfill's, as after any finalize.
+	if err := Activate(ctx, m.cat, m.store, t.ImageID, checksum.Sums{Size: info.Size}, catalog.StatusSaving); err != nil {
 		return err
 	}
-	if err := Activate(ctx, m.cat, m.store, t.ImageID, sums, catalog.StatusSaving); err != nil {
-		return err
-	}
+	m.backfill.Add(t.ImageID)
 	_, err = m.setPhase(ctx, t.ID, catalog.PhaseFinalizing, catalog.PhaseFinished)
 	return err
 }

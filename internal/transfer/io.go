@@ -31,9 +31,21 @@ func (l *Lease) WriteFrom(src io.Reader, off, n int64) (int64, error) {
 	if err := l.checkRange(off, n); err != nil {
 		return 0, err
 	}
-	if h := l.s.hasher; h != nil {
-		h.begin(off, n)
+	tk := l.s.digests.begin(off, n)
+	feed := l.s.digests.feeder()
+	done, err := l.copyIn(src, off, n, feed)
+	if err != nil {
+		l.s.digests.end(tk, nil)
+		return done, err
 	}
+	l.s.addPending(off, n)
+	l.s.digests.end(tk, feed.sums)
+	return done, nil
+}
+
+// copyIn moves the body into the partial object through a pooled aligned
+// buffer, hashing whole blocks on the way.
+func (l *Lease) copyIn(src io.Reader, off, n int64, feed *blockFeeder) (int64, error) {
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	buf := *bp
@@ -44,6 +56,7 @@ func (l *Lease) WriteFrom(src io.Reader, off, n int64) (int64, error) {
 			if _, werr := l.s.partial.WriteAt(buf[:m], off+done); werr != nil {
 				return done, werr
 			}
+			feed.write(off+done, buf[:m])
 			done += int64(m)
 			l.s.moved.Add(int64(m))
 		}
@@ -54,10 +67,6 @@ func (l *Lease) WriteFrom(src io.Reader, off, n int64) (int64, error) {
 			return done, err
 		}
 	}
-	l.s.addPending(off, n)
-	if h := l.s.hasher; h != nil {
-		h.complete(off, n, false)
-	}
 	return done, nil
 }
 
@@ -66,16 +75,13 @@ func (l *Lease) Zero(off, n int64) error {
 	if err := l.checkRange(off, n); err != nil {
 		return err
 	}
-	if h := l.s.hasher; h != nil {
-		h.begin(off, n)
-	}
+	// Zeroed blocks get no digest: finalize finds the holes it made.
+	tk := l.s.digests.begin(off, n)
+	defer l.s.digests.end(tk, nil)
 	if err := zero(l.s.partial, off, n); err != nil {
 		return err
 	}
 	l.s.addPending(off, n)
-	if h := l.s.hasher; h != nil {
-		h.complete(off, n, true)
-	}
 	return nil
 }
 
@@ -181,25 +187,47 @@ func (l *Lease) Extents(ctx context.Context) ([]storage.Extent, error) {
 
 // Checksum computes imageio's block checksum of the current bytes, blocks
 // hashed on every core; holes cost a precomputed digest instead of a read.
+// An active image's checksum at the default block size is computed once
+// and kept in its record (active images never change).
 func (l *Lease) Checksum(ctx context.Context, blockSize int) (string, error) {
-	exts, err := l.Extents(ctx)
+	if l.s.partial != nil {
+		return blkhash.Sum(ctx, l.s.partial, l.s.t.Size, holesOf(l.Extents(ctx)), blockSize, 0)
+	}
+	if blockSize == blkhash.BlockSize {
+		if im, err := l.m.cat.GetImage(ctx, l.s.t.ImageID); err == nil && im.BlockChecksum != nil {
+			return *im.BlockChecksum, nil
+		}
+	}
+	rd, err := l.m.store.Open(ctx, l.s.t.ImageID)
 	if err != nil {
 		return "", err
 	}
+	defer rd.Close()
+	sum, err := blkhash.Sum(ctx, rd, l.s.t.Size, holesOf(l.Extents(ctx)), blockSize, 0)
+	if err == nil && blockSize == blkhash.BlockSize {
+		l.m.keepBlockChecksum(ctx, l.s.t.ImageID, sum)
+	}
+	return sum, err
+}
+
+func holesOf(exts []storage.Extent, err error) []blkhash.Hole {
 	var holes []blkhash.Hole
 	for _, e := range exts {
-		if e.Zero {
+		if e.Zero && err == nil {
 			holes = append(holes, blkhash.Hole{Off: e.Offset, Len: e.Length})
 		}
 	}
-	var r io.ReaderAt = l.s.partial
-	if l.s.partial == nil {
-		rd, err := l.m.store.Open(ctx, l.s.t.ImageID)
-		if err != nil {
-			return "", err
+	return holes
+}
+
+func (m *Manager) keepBlockChecksum(ctx context.Context, imageID, sum string) {
+	_, err := m.cat.UpdateImage(ctx, imageID, func(im *catalog.Image) error {
+		if im.BlockChecksum == nil && (im.Status == catalog.StatusActive || im.Status == catalog.StatusDeactivated) {
+			im.BlockChecksum = &sum
 		}
-		defer rd.Close()
-		r = rd
+		return nil
+	})
+	if err != nil {
+		m.log.Warn("could not record the block checksum", "image", imageID, "err", err)
 	}
-	return blkhash.Sum(ctx, r, l.s.t.Size, holes, blockSize, 0)
 }

@@ -22,9 +22,9 @@ type session struct {
 	partial storage.Partial // write transfers only
 	// blockChecksum is set by a successful finalize.
 	blockChecksum string
-	// hasher hashes the bytes while they arrive; nil when the transfer
-	// was not fresh when this server opened it (finalize then hashes all).
-	hasher *prefixHasher
+	// digests are the block digests writes took on the way (write
+	// transfers only).
+	digests *blockDigests
 
 	// pending are ranges written since the last flush; a flush makes them
 	// durable and records them in the catalog as done.
@@ -76,9 +76,7 @@ func (m *Manager) session(ctx context.Context, id string) (*session, error) {
 		if s.partial, err = m.parts.OpenPartial(ctx, partialName(t), t.Size); err != nil {
 			return nil, err
 		}
-		if t.Transferred == 0 && len(t.Done) == 0 {
-			s.hasher = newPrefixHasher(s.partial, t.Size)
-		}
+		s.digests = newBlockDigests(t.Size)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -173,11 +171,8 @@ func (s *session) takePending() []catalog.Range {
 	return p
 }
 
-// close releases what the session holds (the hasher, the partial's file).
+// close releases the partial's file.
 func (s *session) close() {
-	if s.hasher != nil {
-		s.hasher.stop()
-	}
 	if s.partial != nil {
 		s.partial.Close()
 	}

@@ -64,6 +64,8 @@ type Manager struct {
 	parts storage.PartialStore
 	cfg   Config
 	log   *slog.Logger
+	// backfill computes Glance's checksums after finalize.
+	backfill *Backfill
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -78,8 +80,12 @@ func New(cat catalog.Catalog, store storage.Store, cfg Config, log *slog.Logger)
 	if !ok {
 		return nil, errors.New("transfer: the store cannot write at random offsets")
 	}
-	return &Manager{cat: cat, store: store, parts: parts, cfg: cfg, log: log, sessions: map[string]*session{}}, nil
+	return &Manager{cat: cat, store: store, parts: parts, cfg: cfg, log: log,
+		backfill: newBackfill(cat, store, log), sessions: map[string]*session{}}, nil
 }
+
+// Backfill is the manager's checksum backfill; whoever serves runs it.
+func (m *Manager) Backfill() *Backfill { return m.backfill }
 
 // Config returns the limits in force.
 func (m *Manager) Config() Config { return m.cfg }

@@ -63,6 +63,10 @@ func TestCLIRoundTrips(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			im := cliJSON(t, srv.url, "upload", c.path, "--name", c.name, "--connections", "4")
+			if im["status"] != "active" {
+				t.Fatalf("uploaded: %v", im)
+			}
+			im = srv.checksummed(im["id"].(string))
 			md5, sha := sums(t, c.path)
 			if im["status"] != "active" || im["checksum"] != md5 || im["os_hash_value"] != sha || im["disk_format"] != c.format {
 				t.Fatalf("uploaded: %v", im)

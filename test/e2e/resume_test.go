@@ -61,6 +61,9 @@ func TestCLIResumeAfterServerKill(t *testing.T) {
 	}
 	var im map[string]any
 	json.Unmarshal([]byte(out), &im)
+	if id, ok := im["id"].(string); ok {
+		im = srv.checksummed(id)
+	}
 	md5, _ := sums(t, img)
 	if im["status"] != "active" || im["checksum"] != md5 {
 		t.Fatalf("after resume: %v", im)

@@ -134,6 +134,15 @@ func (s *server) image(id string) map[string]any {
 	return m
 }
 
+// checksummed waits for the image's Glance checksums, which the server
+// computes in the background after a transfer, and returns the image.
+func (s *server) checksummed(id string) map[string]any {
+	s.t.Helper()
+	var im map[string]any
+	waitFor(s.t, func() bool { im = s.image(id); return im["checksum"] != nil })
+	return im
+}
+
 func (s *server) create(name string) string {
 	s.t.Helper()
 	body := fmt.Sprintf(`{"name": %q, "disk_format": "raw", "container_format": "bare"}`, name)

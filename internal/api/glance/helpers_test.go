@@ -20,6 +20,7 @@ type testEnv struct {
 	api *API
 	url string
 	dir string
+	st  *testenv.Stack
 }
 
 func newEnv(t *testing.T, authn auth.Authenticator) *testEnv {
@@ -32,7 +33,7 @@ func newEnv(t *testing.T, authn auth.Authenticator) *testEnv {
 	mux.Handle("/", api.Handler())
 	srv := httptest.NewServer(mux)
 	t.Cleanup(func() { srv.Close(); api.Close() })
-	return &testEnv{t: t, api: api, url: srv.URL, dir: st.Dir}
+	return &testEnv{t: t, api: api, url: srv.URL, dir: st.Dir, st: st}
 }
 
 type resp struct {

@@ -59,6 +59,11 @@ func TestTransferLifecycle(t *testing.T) {
 	if r.status != 200 || r.json(t)["phase"] != "finished" {
 		t.Fatalf("finalize: %d %s", r.status, r.body)
 	}
+	// Glance's checksums of a transfer arrive after finalize (backfill).
+	if b := e.show(id); b["status"] != "active" || b["checksum"] != nil {
+		t.Logf("right after finalize: %v %v", b["status"], b["checksum"])
+	}
+	e.st.WaitChecksums(t, id)
 	a, b := e.show(whole), e.show(id)
 	sum := md5.Sum(data)
 	for _, k := range []string{"size", "virtual_size", "checksum", "os_hash_algo", "os_hash_value", "status"} {

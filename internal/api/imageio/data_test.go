@@ -68,7 +68,7 @@ func TestConcurrentWritersRandomOrder(t *testing.T) {
 	if err != nil || block != h.HexSum() {
 		t.Fatalf("finalize: block checksum %q, want %q (%v)", block, h.HexSum(), err)
 	}
-	im, _ := e.cat.GetImage(context.Background(), id)
+	im := e.st.WaitChecksums(t, id)
 	m := md5.Sum(src)
 	if im.Status != catalog.StatusActive || *im.Size != size || *im.Checksum != hex.EncodeToString(m[:]) {
 		t.Fatalf("after finalize: %s %v %v", im.Status, *im.Size, *im.Checksum)

@@ -26,6 +26,7 @@ type env struct {
 	data    string // data path base URL
 	control http.Handler
 	dir     string
+	st      *testenv.Stack
 }
 
 func newEnv(t *testing.T, cfg transfer.Config) *env {
@@ -34,7 +35,7 @@ func newEnv(t *testing.T, cfg transfer.Config) *env {
 	api := New(st.Transfers, st.Log, Config{})
 	srv := httptest.NewServer(api.DataHandler())
 	t.Cleanup(srv.Close)
-	return &env{t: t, cat: st.Catalog, store: st.Store, m: st.Transfers, data: srv.URL, control: api.ControlHandler(), dir: st.Dir}
+	return &env{t: t, cat: st.Catalog, store: st.Store, m: st.Transfers, data: srv.URL, control: api.ControlHandler(), dir: st.Dir, st: st}
 }
 
 // image creates a queued image and returns its id.

@@ -61,6 +61,7 @@ func testRoundTrip(t *testing.T, c catalog.Catalog) {
 	im := NewImage("rt")
 	im.DiskFormat, im.ContainerFormat = ptr("qcow2"), ptr("bare")
 	im.Size, im.Checksum, im.Owner = ptr(int64(1<<40)), ptr("abc"), ptr("proj")
+	im.BlockChecksum = ptr("0123456789abcdef")
 	im.Protected, im.MinRAM, im.MinDisk = true, 512, 1
 	im.Tags = []string{"b", "a"}
 	im.Properties = []catalog.Property{{Key: "z_first", Value: "1"}, {Key: "a_second", Value: "2"}}

@@ -12,30 +12,30 @@ import (
 
 const imageColumns = `id, name, disk_format, container_format, visibility, size, virtual_size,
 	status, checksum, os_hash_algo, os_hash_value, protected, min_ram, min_disk, owner,
-	os_hidden, created_at, updated_at`
+	os_hidden, created_at, updated_at, block_checksum`
 
 func imageArgs(im *catalog.Image) []any {
 	return []any{im.ID, im.Name, im.DiskFormat, im.ContainerFormat, im.Visibility, im.Size,
 		im.VirtualSize, im.Status, im.Checksum, im.OSHashAlgo, im.OSHashValue, im.Protected,
-		im.MinRAM, im.MinDisk, im.Owner, im.OSHidden, nanos(im.CreatedAt), nanos(im.UpdatedAt)}
+		im.MinRAM, im.MinDisk, im.Owner, im.OSHidden, nanos(im.CreatedAt), nanos(im.UpdatedAt), im.BlockChecksum}
 }
 
 type scanner interface{ Scan(dest ...any) error }
 
 func scanImage(s scanner) (*catalog.Image, error) {
 	var im catalog.Image
-	var name, disk, container, checksum, algo, hash, owner sql.NullString
+	var name, disk, container, checksum, algo, hash, owner, block sql.NullString
 	var size, vsize sql.NullInt64
 	var created, updated int64
 	err := s.Scan(&im.ID, &name, &disk, &container, &im.Visibility, &size, &vsize,
 		&im.Status, &checksum, &algo, &hash, &im.Protected, &im.MinRAM, &im.MinDisk, &owner,
-		&im.OSHidden, &created, &updated)
+		&im.OSHidden, &created, &updated, &block)
 	if err != nil {
 		return nil, err
 	}
 	im.Name, im.DiskFormat, im.ContainerFormat = str(name), str(disk), str(container)
 	im.Checksum, im.OSHashAlgo, im.OSHashValue, im.Owner = str(checksum), str(algo), str(hash), str(owner)
-	im.Size, im.VirtualSize = i64(size), i64(vsize)
+	im.Size, im.VirtualSize, im.BlockChecksum = i64(size), i64(vsize), str(block)
 	im.CreatedAt, im.UpdatedAt = fromNanos(created), fromNanos(updated)
 	return &im, nil
 }
@@ -64,7 +64,7 @@ func (c *Catalog) CreateImage(ctx context.Context, im *catalog.Image) error {
 	}
 	return c.inTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, c.q(`INSERT INTO images (`+imageColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), imageArgs(im)...)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), imageArgs(im)...)
 		if err := c.wrapUnique(err, "create image "+im.ID); err != nil {
 			return err
 		}
@@ -179,7 +179,8 @@ func (c *Catalog) UpdateImage(ctx context.Context, id string, mutate func(*catal
 		_, err = tx.ExecContext(ctx, c.q(`UPDATE images SET name = ?, disk_format = ?,
 			container_format = ?, visibility = ?, size = ?, virtual_size = ?, status = ?,
 			checksum = ?, os_hash_algo = ?, os_hash_value = ?, protected = ?, min_ram = ?,
-			min_disk = ?, owner = ?, os_hidden = ?, created_at = ?, updated_at = ? WHERE id = ?`), args...)
+			min_disk = ?, owner = ?, os_hidden = ?, created_at = ?, updated_at = ?,
+			block_checksum = ? WHERE id = ?`), args...)
 		if err != nil {
 			return fmt.Errorf("catalog: update %s: %w", id, err)
 		}

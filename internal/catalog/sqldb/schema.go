@@ -69,6 +69,7 @@ var migrations = []string{
 	);
 	CREATE INDEX transfers_image ON transfers (image_id)`,
 	`ALTER TABLE transfers ADD COLUMN done_ranges TEXT NOT NULL DEFAULT '[]'`,
+	`ALTER TABLE images ADD COLUMN block_checksum VARCHAR(64)`,
 }
 
 func (c *Catalog) migrate(ctx context.Context) error {
