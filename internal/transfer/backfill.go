@@ -26,10 +26,10 @@ type Backfill struct {
 	store storage.Store
 	log   *slog.Logger
 
-	mu      sync.Mutex
-	queue   []string
-	queued  map[string]bool
-	wake    chan struct{}
+	mu     sync.Mutex
+	queue  []string
+	queued map[string]bool
+	wake   chan struct{}
 }
 
 func newBackfill(cat catalog.Catalog, store storage.Store, log *slog.Logger) *Backfill {
