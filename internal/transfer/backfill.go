@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"time"
 
 	"hangar/internal/catalog"
 	"hangar/internal/checksum"
@@ -20,11 +21,14 @@ import (
 // image alone takes 16 s of a core here. It runs one image at a time at
 // nice 19. Active images are immutable, so checksums computed after
 // activation are the image's; until then Glance shows them as null, as it
-// does for images without data of their own.
+// does for images without data of their own. It also steps aside while
+// transfers move data (the disk and the cores are theirs), for at most
+// maxYield per image, so that a busy server still gets its checksums.
 type Backfill struct {
 	cat   catalog.Catalog
 	store storage.Store
 	log   *slog.Logger
+	busy  func() bool
 
 	mu     sync.Mutex
 	queue  []string
@@ -32,8 +36,10 @@ type Backfill struct {
 	wake   chan struct{}
 }
 
-func newBackfill(cat catalog.Catalog, store storage.Store, log *slog.Logger) *Backfill {
-	return &Backfill{cat: cat, store: store, log: log, queued: map[string]bool{}, wake: make(chan struct{}, 1)}
+const maxYield = time.Minute
+
+func newBackfill(cat catalog.Catalog, store storage.Store, log *slog.Logger, busy func() bool) *Backfill {
+	return &Backfill{cat: cat, store: store, log: log, busy: busy, queued: map[string]bool{}, wake: make(chan struct{}, 1)}
 }
 
 // Add queues an image.
@@ -122,7 +128,7 @@ func (b *Backfill) fill(ctx context.Context, imageID string) error {
 	defer r.Close()
 	res := make(chan hashResult, 1)
 	go func() { // its own goroutine: Background leaves its thread niced
-		sums, err := checksum.Background(io.Discard, ctxReader{ctx, r})
+		sums, err := checksum.Background(io.Discard, &politeReader{ctx: ctx, r: r, busy: b.busy, budget: maxYield})
 		res <- hashResult{sums, err}
 	}()
 	h := <-res
@@ -150,15 +156,29 @@ type hashResult struct {
 	err  error
 }
 
-// ctxReader stops a long read when ctx ends.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
+// politeReader waits while busy() (spending at most budget in all) before
+// each read, and stops when ctx ends.
+type politeReader struct {
+	ctx    context.Context
+	r      io.Reader
+	busy   func() bool
+	budget time.Duration
 }
 
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
+func (p *politeReader) Read(b []byte) (int, error) {
+	for p.budget > 0 && p.busy() {
+		const step = 50 * time.Millisecond
+		select {
+		case <-time.After(step):
+			p.budget -= step
+		case <-p.ctx.Done():
+		}
+		if p.ctx.Err() != nil {
+			break
+		}
+	}
+	if err := p.ctx.Err(); err != nil {
 		return 0, err
 	}
-	return c.r.Read(p)
+	return p.r.Read(b)
 }

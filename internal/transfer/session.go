@@ -142,14 +142,18 @@ func (m *Manager) Acquire(ctx context.Context, id, op string) (*Lease, error) {
 		return nil, ctx.Err()
 	}
 	s.active.Add(1)
+	m.active.Add(1)
 	s.lastUse.Store(time.Now().UnixNano())
 	return &Lease{m: m, s: s, sem: sem}, nil
 }
 
 // Release ends the request.
 func (l *Lease) Release() {
-	l.s.lastUse.Store(time.Now().UnixNano())
+	now := time.Now().UnixNano()
+	l.s.lastUse.Store(now)
+	l.m.lastUse.Store(now)
 	l.s.active.Add(-1)
+	l.m.active.Add(-1)
 	<-l.sem
 	l.s.mu.RUnlock()
 }

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"hangar/internal/catalog"
@@ -67,9 +68,22 @@ type Manager struct {
 	// backfill computes Glance's checksums after finalize.
 	backfill *Backfill
 
+	// Data requests running and when the last one ended, on any ticket:
+	// the backfill waits for a quiet data path.
+	active  atomic.Int32
+	lastUse atomic.Int64
+
 	mu       sync.Mutex
 	sessions map[string]*session
 }
+
+// busy reports data requests now or within the last quiet period.
+func (m *Manager) busy() bool {
+	return m.active.Load() > 0 || time.Since(time.Unix(0, m.lastUse.Load())) < quietPeriod
+}
+
+// quietPeriod covers the gap between one client's successive requests.
+const quietPeriod = 250 * time.Millisecond
 
 // New returns a manager; the store must support random-access writes.
 func New(cat catalog.Catalog, store storage.Store, cfg Config, log *slog.Logger) (*Manager, error) {
@@ -80,8 +94,10 @@ func New(cat catalog.Catalog, store storage.Store, cfg Config, log *slog.Logger)
 	if !ok {
 		return nil, errors.New("transfer: the store cannot write at random offsets")
 	}
-	return &Manager{cat: cat, store: store, parts: parts, cfg: cfg, log: log,
-		backfill: newBackfill(cat, store, log), sessions: map[string]*session{}}, nil
+	m := &Manager{cat: cat, store: store, parts: parts, cfg: cfg, log: log,
+		sessions: map[string]*session{}}
+	m.backfill = newBackfill(cat, store, log, m.busy)
+	return m, nil
 }
 
 // Backfill is the manager's checksum backfill; whoever serves runs it.
