@@ -50,4 +50,13 @@ go test -race -count=1 -timeout 10m ./internal/...
 say "fuzzing (${FUZZTIME:=15s} per target)"
 go test -run '^$' -fuzz '^FuzzParse$' -fuzztime "$FUZZTIME" ./internal/httprange
 go test -run '^$' -fuzz '^FuzzDecodePatch$' -fuzztime "$FUZZTIME" ./internal/api/glance
+# The benchmark harness itself, on tiny data against every peer (it
+# installs nginx, glance-api and wrk as root). Under CI it must run; in a
+# developer's run without root it is skipped, and says so.
+if [ "$(id -u)" = 0 ] || [ "${CI:-}" = true ]; then
+	say "benchmark harness smoke run (bench/run --smoke)"
+	bench/run --smoke >/dev/null
+else
+	say "SKIPPED: bench/run --smoke (needs root to install nginx, glance-api, wrk)"
+fi
 say "all tests passed"

@@ -111,7 +111,7 @@ func TestImageioClientRoundTrip(t *testing.T) {
 				t.Fatalf("finalize block checksum %v, imageio client's %v", fin["block_checksum"], want)
 			}
 			md5, sha := sums(t, c.path)
-			im := srv.image(id)
+			im := srv.checksummed(id)
 			if im["status"] != "active" || im["checksum"] != md5 || im["os_hash_value"] != sha || im["size"] != float64(fi.Size()) {
 				t.Fatalf("after finalize: %v", im)
 			}
@@ -229,7 +229,7 @@ func TestKill9DuringTransfer(t *testing.T) {
 	srv.json("PATCH", "/images/"+tid, map[string]any{"op": "flush"})
 	srv.json("POST", "/v2/images/"+id+"/transfers/"+tid+"/finalize", nil)
 	md5, _ := sums(t, img)
-	if im := srv.image(id); im["status"] != "active" || im["checksum"] != md5 {
+	if im := srv.checksummed(id); im["status"] != "active" || im["checksum"] != md5 {
 		t.Fatalf("after finalize: %v", im)
 	}
 }
