@@ -68,6 +68,7 @@ func (a *API) loadOwnImage(ctx context.Context, id auth.Identity, imageID string
 // update runs a catalog update, turning a vanished image into Glance's 404.
 func (a *API) update(ctx context.Context, imageID string, mutate func(*catalog.Image) error) (*catalog.Image, error) {
 	im, err := a.cat.UpdateImage(ctx, imageID, mutate)
+	a.hot.forget(imageID)
 	if errors.Is(err, catalog.ErrNotFound) {
 		return nil, noImage(imageID)
 	}

@@ -39,6 +39,7 @@ type API struct {
 	cfg   Config
 
 	transfers *transfer.Manager // nil: no transfer endpoints
+	hot       *hotCache
 
 	// Background imports run under ctx and are waited for by Close.
 	ctx    context.Context
@@ -55,7 +56,8 @@ func New(cat catalog.Catalog, store storage.Store, transfers *transfer.Manager, 
 		cfg.ImportClient = &http.Client{}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &API{cat: cat, store: store, transfers: transfers, authn: authn, log: log, cfg: cfg, ctx: ctx, cancel: cancel}
+	return &API{cat: cat, store: store, transfers: transfers, authn: authn, log: log, cfg: cfg, ctx: ctx, cancel: cancel,
+		hot: newHotCache()}
 }
 
 // Close stops background imports and waits for them; interrupted imports

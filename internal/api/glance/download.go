@@ -14,8 +14,18 @@ import (
 )
 
 func (a *API) download(w http.ResponseWriter, r *http.Request, id auth.Identity) error {
-	im, err := a.loadImage(r.Context(), id, r.PathValue("id"))
+	e, err := a.hotImage(r.Context(), r.PathValue("id"))
+	if errors.Is(err, catalog.ErrNotFound) {
+		return noImage(r.PathValue("id"))
+	}
 	if err != nil {
+		return err
+	}
+	im := e.im
+	if ok, err := a.canSee(r.Context(), id, im); err != nil || !ok {
+		if err == nil {
+			err = noImage(im.ID)
+		}
 		return err
 	}
 	if im.Status == catalog.StatusDeactivated && !id.Admin {
@@ -31,11 +41,28 @@ func (a *API) download(w http.ResponseWriter, r *http.Request, id auth.Identity)
 	if err != nil {
 		return err
 	}
+	if e.data != nil {
+		a.downloadHeaders(w, r, im, start, length)
+		w.Write(e.data[start : start+length])
+		return nil
+	}
 	body, err := a.openData(r, im.ID, start)
 	if err != nil {
 		return err
 	}
 	defer body.Close()
+	a.downloadHeaders(w, r, im, start, length)
+	// A bare *os.File (inside io.CopyN's LimitedReader) reaches the socket
+	// through http.response.ReadFrom → net.TCPConn.ReadFrom → sendfile(2).
+	// Wrapping it, or w, in anything without ReadFrom turns that into a copy.
+	if _, err := io.CopyN(w, body, length); err != nil {
+		a.log.Debug("download ended early", "image", im.ID, "err", err)
+	}
+	return nil
+}
+
+func (a *API) downloadHeaders(w http.ResponseWriter, r *http.Request, im *catalog.Image, start, length int64) {
+	size := *im.Size
 	h := w.Header()
 	h.Set("Content-Type", "application/octet-stream")
 	if im.Checksum != nil {
@@ -48,13 +75,6 @@ func (a *API) download(w http.ResponseWriter, r *http.Request, id auth.Identity)
 		status = http.StatusPartialContent
 	}
 	w.WriteHeader(status)
-	// A bare *os.File (inside io.CopyN's LimitedReader) reaches the socket
-	// through http.response.ReadFrom → net.TCPConn.ReadFrom → sendfile(2).
-	// Wrapping it, or w, in anything without ReadFrom turns that into a copy.
-	if _, err := io.CopyN(w, body, length); err != nil {
-		a.log.Debug("download ended early", "image", im.ID, "err", err)
-	}
-	return nil
 }
 
 // requestedRange resolves the Range header: the whole image without one.

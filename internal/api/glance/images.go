@@ -71,6 +71,8 @@ func (a *API) deleteImage(w http.ResponseWriter, r *http.Request, id auth.Identi
 	if im.Protected {
 		return errorf(http.StatusForbidden, "Image %s is protected and cannot be deleted.", imageID)
 	}
+	a.hot.forget(imageID)
+	defer a.hot.forget(imageID) // a download in between may have cached it
 	if err := a.cat.DeleteImage(r.Context(), imageID); errors.Is(err, catalog.ErrNotFound) {
 		return errorf(http.StatusNotFound, "Failed to find image %s to delete", imageID)
 	} else if err != nil {

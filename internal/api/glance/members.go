@@ -58,6 +58,7 @@ func (a *API) addMember(w http.ResponseWriter, r *http.Request, id auth.Identity
 		return errorf(http.StatusBadRequest, "Member to be added not specified")
 	}
 	m := &catalog.Member{ImageID: im.ID, MemberID: member, Status: "pending"}
+	defer a.hot.forget(im.ID) // visibility to members changes
 	if err := a.cat.AddMember(r.Context(), m); errors.Is(err, catalog.ErrExists) {
 		return errorf(http.StatusConflict, "Member %s already associated with image %s.", member, im.ID)
 	} else if err != nil {
@@ -107,6 +108,7 @@ func (a *API) updateMember(w http.ResponseWriter, r *http.Request, id auth.Ident
 	if status != "pending" && status != "accepted" && status != "rejected" {
 		return errorf(http.StatusBadRequest, "Status must be one of pending, accepted, rejected.")
 	}
+	defer a.hot.forget(im.ID) // visibility to members changes
 	m, err = a.cat.UpdateMemberStatus(r.Context(), im.ID, m.MemberID, status)
 	if err != nil {
 		return err
@@ -122,6 +124,7 @@ func (a *API) deleteMember(w http.ResponseWriter, r *http.Request, id auth.Ident
 	if !owns(id, im) {
 		return errorf(http.StatusForbidden, "You are not permitted to remove members of image %s.", im.ID)
 	}
+	defer a.hot.forget(im.ID) // visibility to members changes
 	if err := a.cat.DeleteMember(r.Context(), im.ID, m.MemberID); err != nil {
 		return err
 	}

@@ -46,6 +46,11 @@ func New(ctx context.Context, cfg Config) (*sqldb.Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
 	}
+	// Keep connections: opening one runs the pragmas above, which cost
+	// more than a query (database/sql keeps only 2 idle by default, so
+	// 16 concurrent GETs opened and closed a connection each).
+	db.SetMaxOpenConns(32)
+	db.SetMaxIdleConns(32)
 	c, err := sqldb.New(ctx, db, sqldb.Dialect{IsUnique: isUnique})
 	if err != nil {
 		db.Close()
