@@ -14,11 +14,12 @@ missing=()
 for tool in strace curl cmp md5sum sha512sum qemu-nbd; do
 	command -v "$tool" >/dev/null || missing+=("$tool")
 done
+ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || missing+=(postgresql)
 if [ ${#missing[@]} -gt 0 ]; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 		say "installing Debian packages for: ${missing[*]}"
 		apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace curl diffutils coreutils qemu-utils >/dev/null
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace curl diffutils coreutils qemu-utils postgresql >/dev/null
 	else
 		say "missing ${missing[*]}: tests that need them will skip (and fail under CI=true)"
 	fi
@@ -40,6 +41,20 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
 fi
 export HANGAR_TEST_VENV
 HANGAR_TEST_VENV=$(cd "$venv" && pwd)
+
+# Real engines for the catalog and storage suites, started here, stopped
+# on exit: PostgreSQL (Debian's postgresql package).
+cleanup=()
+trap 'for c in "${cleanup[@]}"; do eval "$c"; done' EXIT
+if ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
+	pgdir=$(mktemp -d /var/tmp/hangar-pg.XXXXXX)
+	say "starting PostgreSQL in $pgdir"
+	HANGAR_TEST_POSTGRES=$(scripts/postgres.sh start "$pgdir")
+	export HANGAR_TEST_POSTGRES
+	cleanup+=("scripts/postgres.sh stop '$pgdir'; rm -rf '$pgdir'")
+else
+	say "no PostgreSQL installed: its tests skip (and fail under CI=true)"
+fi
 
 say "go vet"
 go vet ./...

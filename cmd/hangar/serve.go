@@ -52,6 +52,8 @@ and sees every project's images.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.DataDir, "data", envOr("HANGAR_DATA", "./hangar-data"), "data directory (catalog and image files)")
+	f.StringVar(&cfg.Catalog, "catalog", envOr("HANGAR_CATALOG", ""), "PostgreSQL DSN of a catalog shared by several servers (postgres://…); default SQLite in the data directory")
+	f.StringVar(&cfg.Store, "store", envOr("HANGAR_STORE", ""), "where image files live, file:///PATH (a shared mount for several servers); default DATA/store")
 	f.StringVar(&cfg.Listen, "listen", envOr("HANGAR_LISTEN", "127.0.0.1:9292"), "address of the Image API listener")
 	f.StringVar(&cfg.Auth, "auth", envOr("HANGAR_AUTH", "none"), "authentication: none or tokens")
 	f.StringVar(&cfg.TokensFile, "tokens", envOr("HANGAR_TOKENS", ""), "tokens file for --auth tokens")

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"hangar/internal/api/imageio"
 	"hangar/internal/auth"
 	"hangar/internal/catalog"
+	"hangar/internal/catalog/postgres"
 	"hangar/internal/catalog/sqlite"
 	"hangar/internal/storage"
 	"hangar/internal/storage/localfs"
@@ -26,7 +28,13 @@ import (
 
 // Config is everything `hangar serve` needs.
 type Config struct {
-	DataDir      string
+	DataDir string
+	// Catalog is a PostgreSQL DSN (postgres://… or host=… keywords) for a
+	// catalog several servers share; empty: SQLite in DataDir.
+	Catalog string
+	// Store is file:///PATH for image files in PATH (a shared mount for
+	// several servers); empty: DataDir/store.
+	Store        string
 	Listen       string
 	Auth         string // "none" or "tokens"
 	TokensFile   string
@@ -84,11 +92,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return nil, err
 	}
-	cat, err := sqlite.New(ctx, sqlite.Config{Path: filepath.Join(cfg.DataDir, "catalog.db")})
+	cat, err := openCatalog(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	store, err := localfs.New(ctx, localfs.Config{Root: filepath.Join(cfg.DataDir, "store")})
+	store, err := openStore(ctx, cfg)
 	if err != nil {
 		cat.Close()
 		return nil, err
@@ -99,6 +107,25 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+func openCatalog(ctx context.Context, cfg Config) (catalog.Catalog, error) {
+	if cfg.Catalog == "" {
+		return sqlite.New(ctx, sqlite.Config{Path: filepath.Join(cfg.DataDir, "catalog.db")})
+	}
+	return postgres.New(ctx, cfg.Catalog)
+}
+
+func openStore(ctx context.Context, cfg Config) (*localfs.Store, error) {
+	root := filepath.Join(cfg.DataDir, "store")
+	if cfg.Store != "" {
+		u, err := url.Parse(cfg.Store)
+		if err != nil || u.Scheme != "file" || u.Host != "" || !filepath.IsAbs(u.Path) {
+			return nil, fmt.Errorf("--store %q: want file:///ABSOLUTE/PATH", cfg.Store)
+		}
+		root = u.Path
+	}
+	return localfs.New(ctx, localfs.Config{Root: root})
 }
 
 // assemble builds the layers over an open catalog and store and recovers

@@ -73,32 +73,68 @@ var migrations = []string{
 }
 
 func (c *Catalog) migrate(ctx context.Context) error {
-	if _, err := c.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
-		return fmt.Errorf("catalog: migrate: %w", err)
-	}
-	var version int
-	row := c.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`)
-	if err := row.Scan(&version); err != nil {
-		return fmt.Errorf("catalog: migrate: %w", err)
-	}
-	if version > len(migrations) {
-		return fmt.Errorf("catalog: schema version %d is newer than this binary (%d)", version, len(migrations))
-	}
-	for i := version; i < len(migrations); i++ {
-		err := c.inTx(ctx, func(tx *sql.Tx) error {
-			for _, stmt := range splitStatements(migrations[i]) {
-				if _, err := tx.ExecContext(ctx, stmt); err != nil {
-					return err
-				}
-			}
-			_, err := tx.ExecContext(ctx, c.q(`INSERT INTO schema_version (version) VALUES (?)`), i+1)
+	err := c.inTx(ctx, func(tx *sql.Tx) error {
+		if err := c.lockMigrations(ctx, tx); err != nil {
 			return err
-		})
+		}
+		_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("catalog: migrate: %w", err)
+	}
+	// Each migration runs in its own transaction that first takes the
+	// dialect's migration lock and reads the version again, so servers
+	// starting together on one database apply each migration once.
+	for {
+		done, err := c.migrateOne(ctx)
 		if err != nil {
-			return fmt.Errorf("catalog: migration %d: %w", i+1, err)
+			return err
+		}
+		if done {
+			return nil
 		}
 	}
-	return nil
+}
+
+// migrateOne applies the next migration, or reports there is none.
+func (c *Catalog) migrateOne(ctx context.Context) (bool, error) {
+	done := false
+	err := c.inTx(ctx, func(tx *sql.Tx) error {
+		if err := c.lockMigrations(ctx, tx); err != nil {
+			return err
+		}
+		var version int
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&version); err != nil {
+			return err
+		}
+		if version > len(migrations) {
+			return fmt.Errorf("schema version %d is newer than this binary (%d)", version, len(migrations))
+		}
+		if version == len(migrations) {
+			done = true
+			return nil
+		}
+		for _, stmt := range splitStatements(migrations[version]) {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("migration %d: %w", version+1, err)
+			}
+		}
+		_, err := tx.ExecContext(ctx, c.q(`INSERT INTO schema_version (version) VALUES (?)`), version+1)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("catalog: migrate: %w", err)
+	}
+	return done, nil
+}
+
+func (c *Catalog) lockMigrations(ctx context.Context, tx *sql.Tx) error {
+	if c.d.MigrationLock == "" {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, c.d.MigrationLock)
+	return err
 }
 
 func splitStatements(s string) []string {

@@ -24,6 +24,10 @@ type Dialect struct {
 	ForUpdate string
 	// IsUnique reports a unique/primary-key violation.
 	IsUnique func(error) bool
+	// MigrationLock is run first in each migration transaction to keep
+	// servers that start together from migrating at once (PostgreSQL: an
+	// advisory lock). SQLite's immediate transactions lock already.
+	MigrationLock string
 }
 
 // Catalog is the database/sql catalog.
