@@ -15,11 +15,12 @@ for tool in strace curl cmp md5sum sha512sum qemu-nbd; do
 	command -v "$tool" >/dev/null || missing+=("$tool")
 done
 ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || missing+=(postgresql)
+command -v glusterd >/dev/null || missing+=(glusterfs-server)
 if [ ${#missing[@]} -gt 0 ]; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 		say "installing Debian packages for: ${missing[*]}"
 		apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace curl diffutils coreutils qemu-utils postgresql >/dev/null
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace curl diffutils coreutils qemu-utils postgresql glusterfs-server glusterfs-client >/dev/null
 	else
 		say "missing ${missing[*]}: tests that need them will skip (and fail under CI=true)"
 	fi
@@ -54,6 +55,17 @@ if ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
 	cleanup+=("scripts/postgres.sh stop '$pgdir'; rm -rf '$pgdir'")
 else
 	say "no PostgreSQL installed: its tests skip (and fail under CI=true)"
+fi
+# GlusterFS (Debian's glusterfs-server): one volume, two FUSE mounts, as two
+# servers would have. FUSE mounts need root.
+if [ "$(id -u)" = 0 ] && command -v glusterd >/dev/null; then
+	gldir=$(mktemp -d /var/tmp/hangar-gluster.XXXXXX)
+	say "starting GlusterFS in $gldir"
+	HANGAR_TEST_GLUSTER=$(scripts/gluster.sh start "$gldir" 2 | paste -sd:)
+	export HANGAR_TEST_GLUSTER
+	cleanup+=("scripts/gluster.sh stop '$gldir'; rm -rf --one-file-system '$gldir'")
+else
+	say "no GlusterFS (needs root and glusterfs-server): its tests skip (and fail under CI=true)"
 fi
 
 say "go vet"
