@@ -56,12 +56,12 @@ if ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
 else
 	say "no PostgreSQL installed: its tests skip (and fail under CI=true)"
 fi
-# GlusterFS (Debian's glusterfs-server): one volume, two FUSE mounts, as two
+# GlusterFS (Debian's glusterfs-server): one volume, three FUSE mounts, as three
 # servers would have. FUSE mounts need root.
 if [ "$(id -u)" = 0 ] && command -v glusterd >/dev/null; then
 	gldir=$(mktemp -d /var/tmp/hangar-gluster.XXXXXX)
 	say "starting GlusterFS in $gldir"
-	HANGAR_TEST_GLUSTER=$(scripts/gluster.sh start "$gldir" 2 | paste -sd:)
+	HANGAR_TEST_GLUSTER=$(scripts/gluster.sh start "$gldir" 3 | paste -sd:)
 	export HANGAR_TEST_GLUSTER
 	cleanup+=("scripts/gluster.sh stop '$gldir'; rm -rf --one-file-system '$gldir'")
 else

@@ -131,23 +131,38 @@ func openStore(ctx context.Context, cfg Config) (*localfs.Store, error) {
 // assemble builds the layers over an open catalog and store and recovers
 // whatever a crash left half done.
 func assemble(ctx context.Context, cfg Config, cat catalog.Catalog, store storage.Store, authn auth.Authenticator) (*Server, error) {
+	shared := cfg.Catalog != "" // other servers may use the same catalog and store
+	cfg.Transfer.Shared = shared
 	tm, err := transfer.New(cat, store, cfg.Transfer, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
-	if err := tm.Recover(ctx); err != nil {
+	api := glance.New(cat, store, tm, authn, cfg.Log, glance.Config{MaxImageSize: cfg.MaxImageSize})
+	if shared {
+		// Start-up recovery assumes that nothing else writes: with a shared
+		// catalog an upload "in progress" may be another server's, alive.
+		// Interrupted uploads then stay as they are (README "Several
+		// servers"); a per-upload lease would let a server take them over.
+		cfg.Log.Info("shared catalog: start-up recovery of interrupted uploads is off")
+	} else if err := recoverAll(ctx, cfg, tm, api); err != nil {
 		return nil, err
 	}
-	api := glance.New(cat, store, tm, authn, cfg.Log, glance.Config{MaxImageSize: cfg.MaxImageSize})
+	return &Server{cfg: cfg, cat: cat, store: store, transfers: tm, api: api,
+		imageio: imageio.New(tm, cfg.Log, imageio.Config{UnixSocket: cfg.DataSocket})}, nil
+}
+
+func recoverAll(ctx context.Context, cfg Config, tm *transfer.Manager, api *glance.API) error {
+	if err := tm.Recover(ctx); err != nil {
+		return err
+	}
 	n, err := api.Recover(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if n > 0 {
 		cfg.Log.Info("recovered interrupted uploads", "images", n)
 	}
-	return &Server{cfg: cfg, cat: cat, store: store, transfers: tm, api: api,
-		imageio: imageio.New(tm, cfg.Log, imageio.Config{UnixSocket: cfg.DataSocket})}, nil
+	return nil
 }
 
 func authenticator(cfg Config) (auth.Authenticator, error) {

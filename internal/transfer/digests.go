@@ -19,8 +19,9 @@ import (
 // another write touched since, has no digest. The table is this server's
 // memory: after a restart every block is read back.
 type blockDigests struct {
-	size int64
-	bs   int64
+	size  int64
+	bs    int64
+	trust bool // false: keep none (several servers write the transfer)
 
 	mu     sync.Mutex
 	blocks []blockState
@@ -33,9 +34,9 @@ type blockState struct {
 	sum      []byte
 }
 
-func newBlockDigests(size int64) *blockDigests {
+func newBlockDigests(size int64, trust bool) *blockDigests {
 	bs := int64(blkhash.BlockSize)
-	return &blockDigests{size: size, bs: bs, blocks: make([]blockState, (size+bs-1)/bs)}
+	return &blockDigests{size: size, bs: bs, trust: trust, blocks: make([]blockState, (size+bs-1)/bs)}
 }
 
 // writeTicket is one write's claim on the blocks it touches.
@@ -86,6 +87,9 @@ func (d *blockDigests) end(t *writeTicket, sums map[int][]byte) {
 
 // known returns the digest of block i if a write recorded it.
 func (d *blockDigests) known(i int) []byte {
+	if !d.trust {
+		return nil
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if b := d.blocks[i]; b.valid {
@@ -148,7 +152,7 @@ func (d *blockDigests) feeder() *blockFeeder {
 
 // write takes the bytes written at pos; writes must come in order.
 func (f *blockFeeder) write(pos int64, p []byte) {
-	for len(p) > 0 {
+	for f.d.trust && len(p) > 0 {
 		i := pos / f.d.bs
 		start, end := i*f.d.bs, min((i+1)*f.d.bs, f.d.size)
 		k := min(int64(len(p)), end-pos)

@@ -54,7 +54,7 @@ func TestBlockDigestsKeepOnlyWholeLoneWrites(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			d := newBlockDigests(2*bs + 100)
+			d := newBlockDigests(2*bs+100, true)
 			c.run(d)
 			for i := range 3 {
 				if got := d.known(i); !bytes.Equal(got, c.known[i]) {

@@ -76,7 +76,7 @@ func (m *Manager) session(ctx context.Context, id string) (*session, error) {
 		if s.partial, err = m.parts.OpenPartial(ctx, partialName(t), t.Size); err != nil {
 			return nil, err
 		}
-		s.digests = newBlockDigests(t.Size)
+		s.digests = newBlockDigests(t.Size, !m.cfg.Shared)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -106,6 +106,32 @@ func (s *session) expired(now time.Time) string {
 	return ""
 }
 
+// stillOpen checks the catalog: another server may have finalized or
+// cancelled the transfer, and a write after that would change the
+// committed image (a commit links the partial file). The local session is
+// dropped then.
+func (m *Manager) stillOpen(ctx context.Context, id string) error {
+	t, err := m.cat.GetTransfer(ctx, id)
+	if errors.Is(err, catalog.ErrNotFound) {
+		err = fmt.Errorf("No such ticket %s: %w", id, ErrForbidden)
+	} else if err == nil && t.Phase != catalog.PhaseTransferring {
+		err = fmt.Errorf("Ticket %s is %s: %w", id, t.Phase, ErrForbidden)
+	}
+	if errors.Is(err, ErrForbidden) {
+		m.mu.Lock()
+		s := m.sessions[id]
+		delete(m.sessions, id)
+		m.mu.Unlock()
+		if s != nil {
+			s.mu.Lock()
+			s.closed = true
+			s.close()
+			s.mu.Unlock()
+		}
+	}
+	return err
+}
+
 // Lease is one admitted request on a ticket; Release ends it.
 type Lease struct {
 	m   *Manager
@@ -116,6 +142,11 @@ type Lease struct {
 // Acquire admits one request doing op ("read" or "write") on ticket id,
 // waiting (within ctx) for a reader or writer slot.
 func (m *Manager) Acquire(ctx context.Context, id, op string) (*Lease, error) {
+	if m.cfg.Shared && op == "write" {
+		if err := m.stillOpen(ctx, id); err != nil {
+			return nil, err
+		}
+	}
 	s, err := m.session(ctx, id)
 	if err != nil {
 		return nil, err

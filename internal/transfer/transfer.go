@@ -36,6 +36,12 @@ type Config struct {
 	MaxReaders, MaxWriters int           // concurrent requests per ticket
 	Timeout                time.Duration // default ticket lifetime
 	InactivityTimeout      time.Duration // default idle limit
+	// Shared: other servers serve the same transfers (a shared catalog and
+	// store). A write request then checks the catalog that its transfer
+	// is still open, and finalize hashes every block it did not see
+	// written, trusting no digest of its own that another server's later
+	// write may have made stale: it reads the whole image back.
+	Shared bool
 }
 
 // Validate fills defaults and rejects nonsense.
