@@ -57,15 +57,9 @@ func (m *Manager) session(ctx context.Context, id string) (*session, error) {
 	if s != nil {
 		return s, nil
 	}
-	t, err := m.cat.GetTransfer(ctx, id)
-	if errors.Is(err, catalog.ErrNotFound) {
-		return nil, fmt.Errorf("No such ticket %s: %w", id, ErrForbidden)
-	}
+	t, err := m.openTransfer(ctx, id)
 	if err != nil {
 		return nil, err
-	}
-	if t.Phase != catalog.PhaseTransferring {
-		return nil, fmt.Errorf("Ticket %s is %s: %w", id, t.Phase, ErrForbidden)
 	}
 	s = &session{t: t, readers: make(chan struct{}, m.cfg.MaxReaders), writers: make(chan struct{}, m.cfg.MaxWriters)}
 	s.lastUse.Store(time.Now().UnixNano())
@@ -106,17 +100,28 @@ func (s *session) expired(now time.Time) string {
 	return ""
 }
 
+// openTransfer reads a transfer that must still be transferring; imageio's
+// wording for the ones that are not.
+func (m *Manager) openTransfer(ctx context.Context, id string) (*catalog.Transfer, error) {
+	t, err := m.cat.GetTransfer(ctx, id)
+	if errors.Is(err, catalog.ErrNotFound) {
+		return nil, fmt.Errorf("No such ticket %s: %w", id, ErrForbidden)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if t.Phase != catalog.PhaseTransferring {
+		return nil, fmt.Errorf("Ticket %s is %s: %w", id, t.Phase, ErrForbidden)
+	}
+	return t, nil
+}
+
 // stillOpen checks the catalog: another server may have finalized or
 // cancelled the transfer, and a write after that would change the
 // committed image (a commit links the partial file). The local session is
 // dropped then.
 func (m *Manager) stillOpen(ctx context.Context, id string) error {
-	t, err := m.cat.GetTransfer(ctx, id)
-	if errors.Is(err, catalog.ErrNotFound) {
-		err = fmt.Errorf("No such ticket %s: %w", id, ErrForbidden)
-	} else if err == nil && t.Phase != catalog.PhaseTransferring {
-		err = fmt.Errorf("Ticket %s is %s: %w", id, t.Phase, ErrForbidden)
-	}
+	_, err := m.openTransfer(ctx, id)
 	if errors.Is(err, ErrForbidden) {
 		m.mu.Lock()
 		s := m.sessions[id]
