@@ -16,11 +16,13 @@ for tool in strace curl cmp md5sum sha512sum qemu-nbd; do
 done
 ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || missing+=(postgresql)
 command -v glusterd >/dev/null || missing+=(glusterfs-server)
+command -v radosgw >/dev/null || missing+=(radosgw)
 if [ ${#missing[@]} -gt 0 ]; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 		say "installing Debian packages for: ${missing[*]}"
 		apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace curl diffutils coreutils qemu-utils postgresql glusterfs-server glusterfs-client >/dev/null
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends strace curl diffutils coreutils qemu-utils postgresql glusterfs-server glusterfs-client \
+			ceph-common ceph-mon ceph-mgr ceph-osd radosgw uuid-runtime >/dev/null
 	else
 		say "missing ${missing[*]}: tests that need them will skip (and fail under CI=true)"
 	fi
@@ -66,6 +68,18 @@ if [ "$(id -u)" = 0 ] && command -v glusterd >/dev/null; then
 	cleanup+=("scripts/gluster.sh stop '$gldir'; rm -rf --one-file-system '$gldir'")
 else
 	say "no GlusterFS (needs root and glusterfs-server): its tests skip (and fail under CI=true)"
+fi
+# Ceph (Debian's Pacific packages): mon, mgr, one OSD and the S3 gateway
+# (plus a second gateway the fault tests stop and start).
+if [ "$(id -u)" = 0 ] && command -v ceph-mon >/dev/null; then
+	cephdir=$(mktemp -d /var/tmp/hangar-ceph.XXXXXX)
+	say "starting Ceph RGW in $cephdir (about 20 s)"
+	HANGAR_TEST_S3=$(scripts/ceph.sh start "$cephdir")
+	HANGAR_TEST_CEPH_DIR=$cephdir
+	export HANGAR_TEST_S3 HANGAR_TEST_CEPH_DIR
+	cleanup+=("scripts/ceph.sh stop '$cephdir'; rm -rf '$cephdir'")
+else
+	say "no Ceph (needs root and ceph-mon, radosgw): the S3 tests skip (and fail under CI=true)"
 fi
 
 say "go vet"

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"hangar/internal/api/glance"
@@ -23,6 +24,8 @@ import (
 	"hangar/internal/catalog/sqlite"
 	"hangar/internal/storage"
 	"hangar/internal/storage/localfs"
+	"hangar/internal/storage/retry"
+	"hangar/internal/storage/s3store"
 	"hangar/internal/transfer"
 )
 
@@ -33,8 +36,12 @@ type Config struct {
 	// catalog several servers share; empty: SQLite in DataDir.
 	Catalog string
 	// Store is file:///PATH for image files in PATH (a shared mount for
-	// several servers); empty: DataDir/store.
-	Store        string
+	// several servers), or s3://BUCKET/PREFIX?endpoint=URL (credentials
+	// from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY; transfers staged and
+	// reads cached in DataDir/s3); empty: DataDir/store.
+	Store string
+	// CacheBytes bounds the S3 store's local read cache.
+	CacheBytes   int64
 	Listen       string
 	Auth         string // "none" or "tokens"
 	TokensFile   string
@@ -116,12 +123,20 @@ func openCatalog(ctx context.Context, cfg Config) (catalog.Catalog, error) {
 	return postgres.New(ctx, cfg.Catalog)
 }
 
-func openStore(ctx context.Context, cfg Config) (*localfs.Store, error) {
+func openStore(ctx context.Context, cfg Config) (storage.Store, error) {
 	root := filepath.Join(cfg.DataDir, "store")
+	if strings.HasPrefix(cfg.Store, "s3://") {
+		s, err := s3store.New(ctx, s3store.Config{URL: cfg.Store, LocalDir: filepath.Join(cfg.DataDir, "s3"),
+			CacheBytes: cfg.CacheBytes})
+		if err != nil {
+			return nil, err
+		}
+		return retry.Wrap(s, retry.Policy{Log: cfg.Log}), nil
+	}
 	if cfg.Store != "" {
 		u, err := url.Parse(cfg.Store)
 		if err != nil || u.Scheme != "file" || u.Host != "" || !filepath.IsAbs(u.Path) {
-			return nil, fmt.Errorf("--store %q: want file:///ABSOLUTE/PATH", cfg.Store)
+			return nil, fmt.Errorf("--store %q: want file:///ABSOLUTE/PATH or s3://BUCKET/PREFIX?endpoint=URL", cfg.Store)
 		}
 		root = u.Path
 	}

@@ -20,6 +20,9 @@ var (
 	ErrExists       = errors.New("object already exists")
 	ErrInvalidName  = errors.New("invalid object name")
 	ErrInvalidRange = errors.New("invalid range")
+	// ErrUnavailable: the backend could not be reached or failed on its
+	// side (S3 5xx, connection refused or reset); worth retrying.
+	ErrUnavailable = errors.New("storage unavailable")
 )
 
 // Info describes a committed object.
@@ -119,6 +122,16 @@ type Extenter interface {
 // Flusher makes every completed write durable.
 type Flusher interface {
 	Flush() error
+}
+
+// ExclusiveCreator is implemented by stores where, of writers racing to
+// create one name, exactly one wins even when they run at the same moment
+// (the local file system: link(2) fails on an existing name). Without it,
+// a store still refuses a name committed before Create, and racing writers
+// leave one writer's bytes whole (S3: the last complete upload); Hangar
+// never races there, because the catalog admits one upload per image.
+type ExclusiveCreator interface {
+	ExclusiveCreate()
 }
 
 // TempCleaner is implemented by stores that keep temporary data for writes in

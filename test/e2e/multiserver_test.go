@@ -60,8 +60,10 @@ func freeAddrOn(t *testing.T, ip string) string {
 }
 
 // cluster starts n servers on 127.0.0.11, .12, … sharing one catalog
-// database and one Gluster volume, each through its own mount.
-func cluster(t *testing.T, n int) []*server {
+// database and one store: the Gluster volume, each server through its own
+// mount, or (s3) a bucket on Ceph RGW with transfers staged on the Gluster
+// volume, so that any server can take any range.
+func cluster(t *testing.T, n int, s3 bool) []*server {
 	dsn, mounts := engines(t)
 	if len(mounts) < n {
 		t.Fatalf("need %d Gluster mounts, have %d", n, len(mounts))
@@ -69,9 +71,16 @@ func cluster(t *testing.T, n int) []*server {
 	db := freshDatabase(t, dsn)
 	dir := "e2e-" + uuid.NewString()
 	t.Cleanup(func() { os.RemoveAll(filepath.Join(mounts[0], dir)) })
+	var bucket string
+	if s3 {
+		bucket = s3Bucket(t)
+	}
 	var srvs []*server
 	for i := 0; i < n; i++ {
 		store := "file://" + filepath.Join(mounts[i], dir)
+		if s3 {
+			store = "s3://" + bucket + "/images?endpoint=" + s3Endpoint(t) + "&staging=" + filepath.Join(mounts[i], dir, "staging")
+		}
 		addr := freeAddrOn(t, fmt.Sprintf("127.0.0.%d", 11+i))
 		srvs = append(srvs, startOn(t, t.TempDir(), addr, nil, "--catalog", db, "--store", store, "--log-level", "warn"))
 	}
@@ -113,7 +122,12 @@ func downloadFrom(t *testing.T, s *server, id string) []byte {
 // three, flushed on each, finalized on the third; every server then
 // serves the image byte for byte, with the same checksums.
 func TestMultiServerTransfer(t *testing.T) {
-	srvs := cluster(t, 3)
+	for _, s3 := range []bool{false, true} {
+		t.Run(map[bool]string{false: "gluster", true: "s3"}[s3], func(t *testing.T) { multiServerTransfer(t, cluster(t, 3, s3)) })
+	}
+}
+
+func multiServerTransfer(t *testing.T, srvs []*server) {
 	data := make([]byte, 24<<20+4097)
 	rand.Read(data)
 	id := srvs[0].create("shared")
@@ -154,7 +168,12 @@ func TestMultiServerTransfer(t *testing.T) {
 // A server dies (kill -9) in the middle of an upload; the client sends the
 // ranges it could not deliver through the other two and finalizes there.
 func TestMultiServerKillOne(t *testing.T) {
-	srvs := cluster(t, 3)
+	for _, s3 := range []bool{false, true} {
+		t.Run(map[bool]string{false: "gluster", true: "s3"}[s3], func(t *testing.T) { multiServerKillOne(t, cluster(t, 3, s3)) })
+	}
+}
+
+func multiServerKillOne(t *testing.T, srvs []*server) {
 	data := make([]byte, 16<<20)
 	rand.Read(data)
 	id := srvs[0].create("survivor")

@@ -55,6 +55,8 @@ func classify(err error) *Error {
 		return errorf(http.StatusNotFound, "The resource could not be found.")
 	case errors.Is(err, catalog.ErrExists), errors.Is(err, catalog.ErrConflict), errors.Is(err, storage.ErrExists):
 		return errorf(http.StatusConflict, "The request conflicts with the current state of the resource.")
+	case errors.Is(err, storage.ErrUnavailable):
+		return errorf(http.StatusServiceUnavailable, "The image store is unavailable; nothing was changed. Please try again later.")
 	}
 	return errorf(http.StatusInternalServerError, "The server has either erred or is incapable of performing the requested operation.")
 }

@@ -74,6 +74,9 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error, size
 		he = fail(http.StatusConflict, "%v", err)
 	case errors.Is(err, catalog.ErrNotFound):
 		he = fail(http.StatusNotFound, "%v", err)
+	case errors.Is(err, storage.ErrUnavailable):
+		a.log.Error("imageio request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		he = fail(http.StatusServiceUnavailable, "Image store unavailable, try again later")
 	case errors.Is(err, context.Canceled):
 		return // the client is gone
 	default:

@@ -229,3 +229,17 @@ func (s *Store) RemovePartial(_ context.Context, name string) error {
 	}
 	return nil
 }
+
+// OpenPartialFile opens a partial object's file read-only, for a store
+// that stages transfers here and sends them elsewhere at commit.
+func (s *Store) OpenPartialFile(name string) (*os.File, error) {
+	p, err := s.partialPath(name)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, translate("open partial", name, err)
+	}
+	return f, nil
+}
