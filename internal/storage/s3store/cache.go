@@ -159,4 +159,3 @@ func (c *cache) stats() (files int, bytes int64) {
 	defer c.mu.Unlock()
 	return c.lru.Len(), c.used
 }
-

@@ -255,10 +255,10 @@ func (s *Store) putOptions() minio.PutObjectOptions {
 }
 
 type writer struct {
-	pw      *io.PipeWriter
-	cancel  context.CancelFunc
-	done    chan error
-	ended   bool
+	pw     *io.PipeWriter
+	cancel context.CancelFunc
+	done   chan error
+	ended  bool
 }
 
 func (w *writer) Write(p []byte) (int, error) { return w.pw.Write(p) }
