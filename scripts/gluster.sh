@@ -7,8 +7,9 @@
 #
 #   scripts/gluster.sh start DIR [N]   # prints the mount points, one per line
 #   scripts/gluster.sh stop DIR
-#   scripts/gluster.sh brick-down DIR  # kill the brick process (fault tests)
-#   scripts/gluster.sh brick-up DIR    # start it again
+#   scripts/gluster.sh brick-down DIR  # kill the brick of a second volume,
+#   scripts/gluster.sh brick-up DIR    # "fault" (mounted at DIR/fault), which
+#                                      # only fault tests use; start it again
 #
 # Mounts use Gluster's default client caching: Hangar relies only on files
 # that are written once and published under a new name, which every mount
@@ -36,11 +37,11 @@ stop_pid() {
 	for _ in $(seq 100); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
 	kill -KILL "$1" 2>/dev/null || true
 }
-brick_pid() {
-	G volume status hangar --xml | python3 -c '
+brick_pid() { # VOLUME
+	G volume status "$1" --xml | python3 -c '
 import sys, xml.etree.ElementTree as ET
 for n in ET.parse(sys.stdin).iter("node"):
-    if n.findtext("path", "").endswith("/brick") and (n.findtext("pid") or "0").isdigit() and int(n.findtext("pid") or 0) > 0:
+    if n.findtext("path", "").endswith("brick") and (n.findtext("pid") or "0").isdigit() and int(n.findtext("pid") or 0) > 0:
         print(n.findtext("pid"))'
 }
 
@@ -52,7 +53,7 @@ start)
 		echo "gluster.sh: port 24007 is taken (only one glusterd per machine)" >&2
 		exit 1
 	fi
-	mkdir -p "$dir"/{state,brick,log,run}
+	mkdir -p "$dir"/{state,brick,fault-brick,fault,log,run}
 	cat >"$dir/glusterd.vol" <<VOL
 volume management
     type mgmt/glusterd
@@ -69,6 +70,9 @@ VOL
 	# force: the brick is on the root file system.
 	G volume create hangar transport tcp "$host:$dir/brick" force >/dev/null
 	G volume start hangar force >/dev/null
+	G volume create fault transport tcp "$host:$dir/fault-brick" force >/dev/null
+	G volume start fault force >/dev/null
+	mount -t glusterfs -o "log-file=$dir/log/fault.log" "$host:/fault" "$dir/fault"
 	for i in $(seq 1 "$n"); do
 		mp=$dir/mnt$i
 		mkdir -p "$mp"
@@ -78,22 +82,25 @@ VOL
 	done
 	;;
 stop)
-	for mp in "$dir"/mnt*; do
+	for mp in "$dir"/mnt* "$dir/fault"; do
 		[ -d "$mp" ] || continue
 		if mountpoint -q "$mp"; then umount "$mp" 2>/dev/null || umount -l "$mp"; fi
 	done
 	if [ -s "$dir/run/glusterd.pid" ] && kill -0 "$(cat "$dir/run/glusterd.pid")" 2>/dev/null; then
-		pids=$(brick_pid || true)
+		pids="$(brick_pid hangar || true) $(brick_pid fault || true)"
 		G volume stop hangar >/dev/null 2>&1 || true
+		G volume stop fault >/dev/null 2>&1 || true
 		for p in $pids; do stop_pid "$p"; done
 		stop_pid "$(cat "$dir/run/glusterd.pid")"
 	fi
 	;;
 brick-down)
-	for p in $(brick_pid); do kill -KILL "$p"; done
+	# TERM, so that the brick signs out of glusterd's port map: after a KILL
+	# the clients keep asking for the dead port for a minute or more.
+	for p in $(brick_pid fault); do stop_pid "$p"; done
 	;;
 brick-up)
-	G volume start hangar force >/dev/null
+	G volume start fault force >/dev/null
 	;;
 *)
 	echo "usage: $0 start|stop|brick-down|brick-up DIR [N]" >&2

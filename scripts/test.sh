@@ -64,7 +64,8 @@ if [ "$(id -u)" = 0 ] && command -v glusterd >/dev/null; then
 	gldir=$(mktemp -d /var/tmp/hangar-gluster.XXXXXX)
 	say "starting GlusterFS in $gldir"
 	HANGAR_TEST_GLUSTER=$(scripts/gluster.sh start "$gldir" 3 | paste -sd:)
-	export HANGAR_TEST_GLUSTER
+	HANGAR_TEST_GLUSTER_DIR=$gldir # its "fault" volume is the fault tests'
+	export HANGAR_TEST_GLUSTER HANGAR_TEST_GLUSTER_DIR
 	cleanup+=("scripts/gluster.sh stop '$gldir'; rm -rf --one-file-system '$gldir'")
 else
 	say "no GlusterFS (needs root and glusterfs-server): its tests skip (and fail under CI=true)"

@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"strings"
 
 	"hangar/internal/storage"
@@ -84,6 +85,9 @@ func translate(op, name string, err error) error {
 		return fmt.Errorf("localfs: %s %q: %w", op, name, storage.ErrNotFound)
 	case errors.Is(err, fs.ErrExist):
 		return fmt.Errorf("localfs: %s %q: %w", op, name, storage.ErrExists)
+	case errors.Is(err, syscall.ENOTCONN), errors.Is(err, syscall.ESTALE):
+		// A network file system (a GlusterFS brick, NFS) out of reach.
+		return fmt.Errorf("localfs: %s %q: %w: %w", op, name, storage.ErrUnavailable, err)
 	}
 	return fmt.Errorf("localfs: %s %q: %w", op, name, err)
 }
