@@ -11,6 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 size_mib=${1:-1024}
 work=$(mktemp -d /var/tmp/hangar-stores.XXXXXX)
+chmod 755 "$work" # the postgres user runs its server under it
 pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -29,7 +30,6 @@ read -r m1 m2 m3 <<<"$mounts"
 read -r ep ak sk <<<"$(scripts/ceph.sh start "$work/ceph")"
 export AWS_ACCESS_KEY_ID=$ak AWS_SECRET_ACCESS_KEY=$sk
 dsn=$(scripts/postgres.sh start "$work/pg")
-curl -sf --aws-sigv4 "aws:amz:us-east-1:s3" --user "$ak:$sk" -X PUT "$ep/bench" >/dev/null
 
 port=19700
 serve() { # NAME ARGS... → URL
@@ -49,7 +49,7 @@ for store in local gluster s3; do
 	case $store in
 	local) url=$(serve local) ;;
 	gluster) url=$(serve gluster --store "file://$m1/single") ;;
-	s3) url=$(serve s3 --store "s3://bench/single?endpoint=$ep") ;;
+	s3) url=$(serve s3 --store "s3://bench/single?endpoint=$ep&create_bucket=true") ;;
 	esac
 	id=$(curl -sf -X POST "$url/v2/images" -H 'Content-Type: application/json' -d '{"name":"put","disk_format":"raw","container_format":"bare"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 	t0=$(now)

@@ -30,8 +30,9 @@ import (
 type Config struct {
 	// URL is s3://BUCKET/PREFIX?endpoint=http://HOST:PORT&region=R, and
 	// optionally &staging=/PATH: where transfers are staged (default
-	// LocalDir/staging). Servers that share a transfer need PATH on a
-	// shared mount.
+	// LocalDir/staging; servers that share a transfer need PATH on a
+	// shared mount), and &create_bucket=true to create a missing bucket
+	// (Glance's s3_store_create_bucket_on_put).
 	URL string
 	// AccessKey and SecretKey; empty: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY.
 	AccessKey, SecretKey string
@@ -95,8 +96,12 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s := &Store{cl: cl, bucket: u.Host, prefix: strings.Trim(u.Path, "/"), cfg: cfg}
 	if ok, err := cl.BucketExists(ctx, s.bucket); err != nil {
 		return nil, fmt.Errorf("s3 store: bucket %s: %w", s.bucket, translate(err))
+	} else if !ok && u.Query().Get("create_bucket") == "true" {
+		if err := cl.MakeBucket(ctx, s.bucket, minio.MakeBucketOptions{Region: region}); err != nil {
+			return nil, fmt.Errorf("s3 store: create bucket %s: %w", s.bucket, translate(err))
+		}
 	} else if !ok {
-		return nil, fmt.Errorf("s3 store: bucket %s does not exist", s.bucket)
+		return nil, fmt.Errorf("s3 store: bucket %s does not exist (add create_bucket=true to create it)", s.bucket)
 	}
 	staging := path.Join(cfg.LocalDir, "staging")
 	if st := u.Query().Get("staging"); st != "" {

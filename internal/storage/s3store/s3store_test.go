@@ -177,3 +177,21 @@ func put(t *testing.T, s storage.Store, name string, data []byte) {
 		t.Fatal(err)
 	}
 }
+
+// A missing bucket is an error unless create_bucket=true asks for it.
+func TestMissingBucket(t *testing.T) {
+	ep, ak, sk := endpoint(t)
+	name := "hangar-new-" + uuid.NewString()[:8]
+	cfg := Config{URL: "s3://" + name + "?endpoint=" + ep, AccessKey: ak, SecretKey: sk, LocalDir: t.TempDir()}
+	if _, err := New(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("missing bucket: %v", err)
+	}
+	cfg.URL += "&create_bucket=true"
+	s, err := New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, "x", []byte("in a new bucket"))
+	s.Delete(context.Background(), "x")
+	s.cl.RemoveBucket(context.Background(), name)
+}
