@@ -14,6 +14,10 @@ work=$(mktemp -d /var/tmp/hangar-stores.XXXXXX)
 chmod 755 "$work" # the postgres user runs its server under it
 pids=()
 cleanup() {
+	local status=$?
+	if [ "$status" != 0 ]; then # say why before the evidence goes
+		for f in "$work"/*.log; do [ -f "$f" ] && { echo "== $f" >&2; tail -n 5 "$f" >&2; }; done
+	fi
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 	scripts/ceph.sh stop "$work/ceph" 2>/dev/null || true
@@ -31,14 +35,14 @@ read -r ep ak sk <<<"$(scripts/ceph.sh start "$work/ceph")"
 export AWS_ACCESS_KEY_ID=$ak AWS_SECRET_ACCESS_KEY=$sk
 dsn=$(scripts/postgres.sh start "$work/pg")
 
-port=19700
-serve() { # NAME ARGS... → URL
-	local addr=127.0.0.1:$port
-	port=$((port + 1))
+serve() { # NAME ARGS...: starts a server and sets $url (not in a $(…)
+	# subshell, so that its PID reaches the cleanup)
+	local addr
+	addr=127.0.0.1:$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	"$work/hangar" serve --data "$work/data-$1" --listen "$addr" --log-level warn "${@:2}" >"$work/$1.log" 2>&1 &
 	pids+=($!)
 	for _ in $(seq 200); do curl -sf -o /dev/null "http://$addr/healthz" && break; sleep 0.1; done
-	echo "http://$addr"
+	url=http://$addr
 }
 now() { date +%s.%N; }
 gbps() { python3 -c "print(f'{$1/1e9/($3-$2):.2f} GB/s ({$3-$2:.2f} s)')"; }
@@ -47,9 +51,9 @@ bytes=$((size_mib << 20))
 printf '| store | curl PUT (Image API) | hangar upload, 4 conns | first GET (cold) | second GET (cached) |\n|---|---|---|---|---|\n'
 for store in local gluster s3; do
 	case $store in
-	local) url=$(serve local) ;;
-	gluster) url=$(serve gluster --store "file://$m1/single") ;;
-	s3) url=$(serve s3 --store "s3://bench/single?endpoint=$ep&create_bucket=true") ;;
+	local) serve local ;;
+	gluster) serve gluster --store "file://$m1/single" ;;
+	s3) serve s3 --store "s3://bench/single?endpoint=$ep&create_bucket=true" ;;
 	esac
 	id=$(curl -sf -X POST "$url/v2/images" -H 'Content-Type: application/json' -d '{"name":"put","disk_format":"raw","container_format":"bare"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 	t0=$(now)
@@ -72,9 +76,12 @@ done
 # against the same clients on one server.
 echo
 printf '| clients | 1 server, aggregate | 3 servers, aggregate |\n|---|---|---|\n'
-u1=$(serve c1 --catalog "$dsn" --store "file://$m1/multi")
-u2=$(serve c2 --catalog "$dsn" --store "file://$m2/multi")
-u3=$(serve c3 --catalog "$dsn" --store "file://$m3/multi")
+serve c1 --catalog "$dsn" --store "file://$m1/multi"
+u1=$url
+serve c2 --catalog "$dsn" --store "file://$m2/multi"
+u2=$url
+serve c3 --catalog "$dsn" --store "file://$m3/multi"
+u3=$url
 id=$(curl -sf -X POST "$u1/v2/images" -H 'Content-Type: application/json' -d '{"name":"m","disk_format":"raw","container_format":"bare"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 curl -sf -X PUT -H 'Content-Type: application/octet-stream' -T "$work/img.raw" "$u1/v2/images/$id/file"
 for u in "$u1" "$u2" "$u3"; do curl -sf -o /dev/null "$u/v2/images/$id/file"; done # warm each mount
