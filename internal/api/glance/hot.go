@@ -41,7 +41,8 @@ func newHotCache() *hotCache {
 
 func (h *hotCache) forget(imageID string) { h.lru.Remove(imageID) }
 
-// get returns the image's record, from the cache or the catalog.
+// hotImage returns the image's record (and a small image's bytes), from
+// the cache or the catalog.
 func (a *API) hotImage(ctx context.Context, imageID string) (*hotImage, error) {
 	if e, ok := a.hot.lru.Get(imageID); ok {
 		return e, nil
