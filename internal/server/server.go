@@ -26,6 +26,7 @@ import (
 	"hangar/internal/storage/localfs"
 	"hangar/internal/storage/retry"
 	"hangar/internal/storage/s3store"
+	"hangar/internal/tcpcork"
 	"hangar/internal/transfer"
 )
 
@@ -213,6 +214,7 @@ func healthz(w http.ResponseWriter, r *http.Request) {
 func (s *Server) newHTTP(h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,
+		ConnContext:       tcpcork.WithConn, // downloads cork their connection
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn),

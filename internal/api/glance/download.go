@@ -11,6 +11,7 @@ import (
 	"hangar/internal/catalog"
 	"hangar/internal/httprange"
 	"hangar/internal/storage"
+	"hangar/internal/tcpcork"
 )
 
 func (a *API) download(w http.ResponseWriter, r *http.Request, id auth.Identity) error {
@@ -51,6 +52,7 @@ func (a *API) download(w http.ResponseWriter, r *http.Request, id auth.Identity)
 		return err
 	}
 	defer body.Close()
+	defer tcpcork.Cork(r.Context())() // full segments while sendfile runs
 	a.downloadHeaders(w, r, im, start, length)
 	// A bare *os.File (inside io.CopyN's LimitedReader) reaches the socket
 	// through http.response.ReadFrom → net.TCPConn.ReadFrom → sendfile(2).

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"hangar/internal/httprange"
+	"hangar/internal/tcpcork"
 	"hangar/internal/transfer"
 )
 
@@ -114,6 +115,7 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 		h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", off, off+n-1, size))
 		status = http.StatusPartialContent
 	}
+	defer tcpcork.Cork(r.Context())() // full segments while sendfile runs
 	w.WriteHeader(status)
 	// For a read ticket body is a bare *os.File: sendfile(2), see glance.
 	if _, err := io.CopyN(w, body, n); err != nil {
