@@ -68,5 +68,5 @@ func TestCorkAndUncork(t *testing.T) {
 	}
 	defer uc.Close()
 	Cork(WithConn(context.Background(), uc))() // no panic, no error
-	Cork(context.Background())()                // no connection recorded
+	Cork(context.Background())()               // no connection recorded
 }
