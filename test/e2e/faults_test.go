@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"hangar/internal/testenv"
 )
 
 // cephCtl runs scripts/ceph.sh on the cluster scripts/test.sh started
@@ -34,16 +36,14 @@ func repoRoot(t *testing.T) string {
 // half-sent object, the transfer stays open with its staged bytes; once
 // the gateway is back, finalize succeeds and the image is whole.
 func TestS3DownDuringFinalize(t *testing.T) {
-	s3Env(t)
-	dir := os.Getenv("HANGAR_TEST_CEPH_DIR")
-	if dir == "" {
-		t.Fatal("HANGAR_TEST_CEPH_DIR is not set: scripts/test.sh starts Ceph")
-	}
+	dir := testenv.Engine(t, "HANGAR_TEST_CEPH_DIR", "Ceph")
+	e, bucket := testenv.S3Bucket(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", e.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", e.SecretKey)
 	ep, err := os.ReadFile(filepath.Join(dir, "fault.endpoint"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	bucket := s3Bucket(t)
 	srv := startServer(t, t.TempDir(), nil, "--store", "s3://"+bucket+"/img?endpoint="+string(bytes.TrimSpace(ep)))
 	data := make([]byte, 12<<20+3)
 	rand.Read(data)
@@ -92,9 +92,7 @@ func pgCtl(t *testing.T, cmd, dir string) string {
 // format, no image turns active, nothing already written is lost; once the
 // database is back, the rest of the transfer, finalize and downloads work.
 func TestPostgresDownDuringTransfer(t *testing.T) {
-	if os.Getenv("HANGAR_TEST_POSTGRES") == "" { // the same installation
-		engines(t)
-	}
+	testenv.Engine(t, "HANGAR_TEST_POSTGRES", "PostgreSQL") // the same installation
 	dir, err := os.MkdirTemp("/var/tmp", "hangar-pgfault.")
 	if err != nil {
 		t.Fatal(err)
@@ -141,10 +139,7 @@ func TestPostgresDownDuringTransfer(t *testing.T) {
 // succeeds and the image reads back whole.
 func TestGlusterBrickDownDuringUpload(t *testing.T) {
 	engines(t)
-	dir := os.Getenv("HANGAR_TEST_GLUSTER_DIR")
-	if dir == "" {
-		t.Fatal("HANGAR_TEST_GLUSTER_DIR is not set: scripts/test.sh starts GlusterFS")
-	}
+	dir := testenv.Engine(t, "HANGAR_TEST_GLUSTER_DIR", "a GlusterFS volume")
 	glCtl := func(cmd string) {
 		if out, err := exec.Command(filepath.Join(repoRoot(t), "scripts", "gluster.sh"), cmd, dir).CombinedOutput(); err != nil {
 			t.Fatalf("gluster.sh %s: %v\n%s", cmd, err, out)

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"crypto/rand"
-	"database/sql"
 	"fmt"
 	"io"
 	"net"
@@ -15,38 +14,16 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"hangar/internal/testenv"
 )
 
-// engines returns the PostgreSQL DSN and GlusterFS mounts scripts/test.sh
-// started; a quick run without them skips, CI fails.
+// engines returns the PostgreSQL DSN and the GlusterFS mounts
+// scripts/test.sh started.
 func engines(t *testing.T) (string, []string) {
 	t.Helper()
-	dsn, mounts := os.Getenv("HANGAR_TEST_POSTGRES"), os.Getenv("HANGAR_TEST_GLUSTER")
-	if dsn == "" || mounts == "" {
-		msg := "HANGAR_TEST_POSTGRES and HANGAR_TEST_GLUSTER are not both set (scripts/test.sh starts them as root)"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip("SKIPPED in a quick run: " + msg)
-	}
-	return dsn, strings.Split(mounts, ":")
-}
-
-// freshDatabase creates a database for one test on the PostgreSQL server.
-func freshDatabase(t *testing.T, dsn string) string {
-	t.Helper()
-	admin, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close() })
-	name := "hangar_e2e_" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
-	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Exec("DROP DATABASE " + name + " WITH (FORCE)") })
-	return dsn + " dbname=" + name
+	dsn := testenv.Engine(t, "HANGAR_TEST_POSTGRES", "PostgreSQL")
+	return dsn, strings.Split(testenv.Engine(t, "HANGAR_TEST_GLUSTER", "a GlusterFS volume"), ":")
 }
 
 func freeAddrOn(t *testing.T, ip string) string {
@@ -64,22 +41,27 @@ func freeAddrOn(t *testing.T, ip string) string {
 // mount, or (s3) a bucket on Ceph RGW with transfers staged on the Gluster
 // volume, so that any server can take any range.
 func cluster(t *testing.T, n int, s3 bool) []*server {
-	dsn, mounts := engines(t)
+	_, mounts := engines(t)
 	if len(mounts) < n {
 		t.Fatalf("need %d Gluster mounts, have %d", n, len(mounts))
 	}
-	db := freshDatabase(t, dsn)
+	db := testenv.PostgresDB(t)
 	dir := "e2e-" + uuid.NewString()
 	t.Cleanup(func() { os.RemoveAll(filepath.Join(mounts[0], dir)) })
-	var bucket string
+	var bucket, endpoint string
 	if s3 {
-		bucket = s3Bucket(t)
+		e, b := testenv.S3Bucket(t)
+		bucket, endpoint = b, e.Endpoint
+		// The servers read their credentials from the environment, as an
+		// operator's would.
+		t.Setenv("AWS_ACCESS_KEY_ID", e.AccessKey)
+		t.Setenv("AWS_SECRET_ACCESS_KEY", e.SecretKey)
 	}
 	var srvs []*server
 	for i := 0; i < n; i++ {
 		store := "file://" + filepath.Join(mounts[i], dir)
 		if s3 {
-			store = "s3://" + bucket + "/images?endpoint=" + s3Endpoint(t) + "&staging=" + filepath.Join(mounts[i], dir, "staging")
+			store = "s3://" + bucket + "/images?endpoint=" + endpoint + "&staging=" + filepath.Join(mounts[i], dir, "staging")
 		}
 		addr := freeAddrOn(t, fmt.Sprintf("127.0.0.%d", 11+i))
 		srvs = append(srvs, startOn(t, t.TempDir(), addr, nil, "--catalog", db, "--store", store, "--log-level", "warn"))

@@ -15,6 +15,7 @@ import (
 	"hangar/internal/storage"
 	"hangar/internal/storage/localfs"
 	"hangar/internal/storage/storagetest"
+	"hangar/internal/testenv"
 )
 
 // glusterMounts returns the FUSE mounts of one GlusterFS volume that
@@ -22,14 +23,7 @@ import (
 // as MOUNT1:MOUNT2). Without them the tests skip in a developer's quick
 // run and fail under CI=true.
 func glusterMounts(t *testing.T) []string {
-	v := os.Getenv("HANGAR_TEST_GLUSTER")
-	if v == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("HANGAR_TEST_GLUSTER is not set: scripts/test.sh starts GlusterFS for these tests")
-		}
-		t.Skip("SKIPPED: no GlusterFS mounts (run scripts/test.sh as root)")
-	}
-	return strings.Split(v, ":")
+	return strings.Split(testenv.Engine(t, "HANGAR_TEST_GLUSTER", "a GlusterFS volume"), ":")
 }
 
 // sharedStores opens one store per mount on the same directory of the

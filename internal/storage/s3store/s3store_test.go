@@ -11,52 +11,17 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"hangar/internal/storage"
 	"hangar/internal/storage/storagetest"
+	"hangar/internal/testenv"
 )
 
-// endpoint is the Ceph RGW scripts/ceph.sh started: scripts/test.sh exports
-// HANGAR_TEST_S3="ENDPOINT ACCESS SECRET". A quick run without it skips;
-// CI fails.
-func endpoint(t *testing.T) (string, string, string) {
-	f := strings.Fields(os.Getenv("HANGAR_TEST_S3"))
-	if len(f) != 3 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("HANGAR_TEST_S3 is not set: scripts/test.sh starts Ceph RGW for these tests")
-		}
-		t.Skip("SKIPPED: no S3 endpoint (run scripts/test.sh as root)")
-	}
-	return f[0], f[1], f[2]
-}
-
-// newBucket creates a bucket for one test and empties and removes it after.
-func newBucket(t *testing.T) string {
-	ep, ak, sk := endpoint(t)
-	cl, err := minio.New(strings.TrimPrefix(ep, "http://"), &minio.Options{Creds: credentials.NewStaticV4(ak, sk, ""), BucketLookup: minio.BucketLookupPath})
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := "hangar-" + uuid.NewString()[:13]
-	ctx := context.Background()
-	if err := cl.MakeBucket(ctx, name, minio.MakeBucketOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for o := range cl.ListObjects(ctx, name, minio.ListObjectsOptions{Recursive: true}) {
-			cl.RemoveObject(ctx, name, o.Key, minio.RemoveObjectOptions{})
-		}
-		cl.RemoveBucket(ctx, name)
-	})
-	return name
-}
-
-func open(t *testing.T, bucket string, cacheBytes int64) *Store {
-	ep, ak, sk := endpoint(t)
-	s, err := New(context.Background(), Config{URL: "s3://" + bucket + "/images?endpoint=" + ep,
-		AccessKey: ak, SecretKey: sk, LocalDir: t.TempDir(), CacheBytes: cacheBytes, PartSize: 5 << 20})
+// open opens the store on a new bucket of the RGW scripts/test.sh started.
+func open(t *testing.T, cacheBytes int64) *Store {
+	e, bucket := testenv.S3Bucket(t)
+	s, err := New(context.Background(), Config{URL: "s3://" + bucket + "/images?endpoint=" + e.Endpoint,
+		AccessKey: e.AccessKey, SecretKey: e.SecretKey, LocalDir: t.TempDir(), CacheBytes: cacheBytes, PartSize: 5 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,13 +29,13 @@ func open(t *testing.T, bucket string, cacheBytes int64) *Store {
 }
 
 func TestConformance(t *testing.T) {
-	storagetest.Run(t, func(t *testing.T) storage.Store { return open(t, newBucket(t), 1<<30) })
+	storagetest.Run(t, func(t *testing.T) storage.Store { return open(t, 1<<30) })
 }
 
 // Many cold requests of one object at once cost one GET, and all of them
 // get the bytes.
 func TestCacheCoalescesColdReads(t *testing.T) {
-	s := open(t, newBucket(t), 1<<30)
+	s := open(t, 1<<30)
 	data := storagetest.RandomBytes(t, 12<<20)
 	put(t, s, "img", data)
 	var fetches atomic.Int32
@@ -104,7 +69,7 @@ func TestCacheCoalescesColdReads(t *testing.T) {
 // The cache stays under its limit by evicting the least recently used
 // copy; a copy open at eviction stays readable.
 func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
-	s := open(t, newBucket(t), 10<<20) // room for two 4 MiB objects
+	s := open(t, 10<<20) // room for two 4 MiB objects
 	objs := map[string][]byte{}
 	for _, n := range []string{"a", "b", "c"} {
 		objs[n] = storagetest.RandomBytes(t, 4<<20)
@@ -138,7 +103,7 @@ func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
 
 // A transfer staged locally commits as parallel parts and reads back.
 func TestPartialCommitsAsParts(t *testing.T) {
-	s := open(t, newBucket(t), 1<<30)
+	s := open(t, 1<<30)
 	ctx := context.Background()
 	data := storagetest.RandomBytes(t, 23<<20+5)
 	p, err := s.OpenPartial(ctx, "tr", int64(len(data)))
@@ -180,9 +145,9 @@ func put(t *testing.T, s storage.Store, name string, data []byte) {
 
 // A missing bucket is an error unless create_bucket=true asks for it.
 func TestMissingBucket(t *testing.T) {
-	ep, ak, sk := endpoint(t)
+	e := testenv.S3Endpoint(t)
 	name := "hangar-new-" + uuid.NewString()[:8]
-	cfg := Config{URL: "s3://" + name + "?endpoint=" + ep, AccessKey: ak, SecretKey: sk, LocalDir: t.TempDir()}
+	cfg := Config{URL: "s3://" + name + "?endpoint=" + e.Endpoint, AccessKey: e.AccessKey, SecretKey: e.SecretKey, LocalDir: t.TempDir()}
 	if _, err := New(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Fatalf("missing bucket: %v", err)
 	}
