@@ -37,20 +37,26 @@ func noImage(imageID string) *Error {
 // not see is reported as missing, so ids of private images do not leak.
 func (a *API) loadImage(ctx context.Context, id auth.Identity, imageID string) (*catalog.Image, error) {
 	im, err := a.cat.GetImage(ctx, imageID)
+	return im, a.visible(ctx, id, imageID, im, err)
+}
+
+// visible turns a lookup's outcome into Glance's answer: a missing image,
+// or one the identity may not see, is 404 alike.
+func (a *API) visible(ctx context.Context, id auth.Identity, imageID string, im *catalog.Image, err error) error {
 	if errors.Is(err, catalog.ErrNotFound) {
-		return nil, noImage(imageID)
+		return noImage(imageID)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	ok, err := a.canSee(ctx, id, im)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if !ok {
-		return nil, noImage(imageID)
+		return noImage(imageID)
 	}
-	return im, nil
+	return nil
 }
 
 // loadOwnImage is loadImage plus the right to modify it.

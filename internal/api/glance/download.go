@@ -16,17 +16,11 @@ import (
 
 func (a *API) download(w http.ResponseWriter, r *http.Request, id auth.Identity) error {
 	e, err := a.hotImage(r.Context(), r.PathValue("id"))
-	if errors.Is(err, catalog.ErrNotFound) {
-		return noImage(r.PathValue("id"))
+	var im *catalog.Image
+	if e != nil {
+		im = e.im
 	}
-	if err != nil {
-		return err
-	}
-	im := e.im
-	if ok, err := a.canSee(r.Context(), id, im); err != nil || !ok {
-		if err == nil {
-			err = noImage(im.ID)
-		}
+	if err := a.visible(r.Context(), id, r.PathValue("id"), im, err); err != nil {
 		return err
 	}
 	if im.Status == catalog.StatusDeactivated && !id.Admin {
